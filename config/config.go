@@ -1,0 +1,214 @@
+// Package config reads slackbot's YAML configuration file and its agent files
+// (Markdown with YAML frontmatter), expands ${VAR} references, applies
+// defaults and validates everything once, at load, with errors that name the
+// file, line and key. Everything else receives these structs already valid.
+package config
+
+import "time"
+
+// Config is the whole configuration file.
+type Config struct {
+	LLM        LLM                  `yaml:"llm"`
+	AgentsDir  string               `yaml:"agents_dir"`
+	Defaults   AgentDefaults        `yaml:"defaults"`
+	MCPServers map[string]MCPServer `yaml:"mcp_servers"`
+	RestTools  map[string]RestTool  `yaml:"rest_tools"`
+	Queues     map[string]Queue     `yaml:"queues"`
+	ToolOutput ToolOutput           `yaml:"tool_output"`
+	Slack      Slack                `yaml:"slack"`
+	State      State                `yaml:"state"`
+	Log        Log                  `yaml:"log"`
+
+	// Path is the file the configuration was read from.
+	Path string `yaml:"-"`
+}
+
+// LLM lists the model endpoints agents may use.
+type LLM struct {
+	Providers map[string]Provider `yaml:"providers"`
+}
+
+// Provider is one model endpoint. Agents name its models as "name/model".
+type Provider struct {
+	Type    string `yaml:"type"` // "openai" (any OpenAI-compatible server) or "anthropic"
+	BaseURL string `yaml:"base_url"`
+	APIKey  Secret `yaml:"api_key"`
+	// Models lists known models with their prices. A model absent from the
+	// map may still be used; its cost is reported as 0.
+	Models map[string]Model `yaml:"models"`
+	// Timeout bounds one model call; 0 means the agent's llm_timeout.
+	Timeout Duration `yaml:"timeout"`
+	// Stream selects streaming calls (default true).
+	Stream *bool `yaml:"stream"`
+	// Headers are sent with every request (gateways, OpenRouter attribution).
+	Headers map[string]string `yaml:"headers"`
+}
+
+// Model is the pricing of one model, in US dollars per million tokens.
+type Model struct {
+	Input      float64 `yaml:"input"`
+	Output     float64 `yaml:"output"`
+	CacheRead  float64 `yaml:"cache_read"`
+	CacheWrite float64 `yaml:"cache_write"`
+	// ContextWindow, when set, is the model's window in tokens; it caps an
+	// agent's context_window.
+	ContextWindow int `yaml:"context_window"`
+}
+
+// AgentDefaults are the values an agent file inherits for keys it omits.
+type AgentDefaults struct {
+	Models                   []string `yaml:"models"`
+	MaxTurns                 int      `yaml:"max_turns"`
+	MaxRetries               int      `yaml:"max_retries"`
+	MaxToolCallsPerTurn      int      `yaml:"max_tool_calls_per_turn"`
+	Temperature              *float64 `yaml:"temperature"`
+	TopP                     *float64 `yaml:"top_p"`
+	MaxOutputTokens          int      `yaml:"max_output_tokens"`
+	ContextWindow            int      `yaml:"context_window"`
+	ContextBuffer            int      `yaml:"context_buffer"`
+	LLMTimeout               Duration `yaml:"llm_timeout"`
+	ToolTimeout              Duration `yaml:"tool_timeout"`
+	RestrictionMessage       string   `yaml:"restriction_message"`
+	RestrictionMaxInjections int      `yaml:"restriction_max_injections"`
+}
+
+// Built-in defaults (DECISIONS.md §8).
+const (
+	DefaultMaxTurns            = 10
+	DefaultMaxRetries          = 3
+	DefaultMaxToolCallsPerTurn = 10
+	DefaultMaxOutputTokens     = 4096
+	DefaultContextWindow       = 131072
+	DefaultContextBuffer       = 256
+	DefaultLLMTimeout          = 600 * time.Second
+	DefaultToolTimeout         = 300 * time.Second
+	DefaultToolResponseMaxByte = 12288
+	// DefaultRestrictionMessage is spec 004's message, naming the final
+	// report tool too (DECISIONS.md §3).
+	DefaultRestrictionMessage = "Do not produce a final answer directly. Before finishing, call a tool. " +
+		"If no tool is needed, call the 'finish' tool or deliver your answer with 'agent__final_report'."
+)
+
+// Agent is one agent file: frontmatter keys plus the Markdown body, which is
+// the system prompt. Load fills every omitted key from AgentDefaults and the
+// built-in defaults, so consumers never see zero limits.
+type Agent struct {
+	Name        string   `yaml:"-"` // file name without .md
+	Path        string   `yaml:"-"`
+	Prompt      string   `yaml:"-"` // the Markdown body
+	Description string   `yaml:"description"`
+	Models      []string `yaml:"models"` // "provider/model", tried in order
+	// Tools are globs (path.Match syntax) over namespaced tool names, e.g.
+	// "github__*". The optional built-ins agent__task_status, agent__batch
+	// and finish are offered only when a glob matches them;
+	// agent__final_report is always offered.
+	Tools                    []string `yaml:"tools"`
+	MaxTurns                 int      `yaml:"max_turns"`
+	MaxRetries               int      `yaml:"max_retries"`
+	MaxToolCallsPerTurn      int      `yaml:"max_tool_calls_per_turn"`
+	Temperature              *float64 `yaml:"temperature"`
+	TopP                     *float64 `yaml:"top_p"`
+	MaxOutputTokens          int      `yaml:"max_output_tokens"`
+	ContextWindow            int      `yaml:"context_window"`
+	ContextBuffer            int      `yaml:"context_buffer"`
+	LLMTimeout               Duration `yaml:"llm_timeout"`
+	ToolTimeout              Duration `yaml:"tool_timeout"`
+	Output                   Output   `yaml:"output"`
+	RestrictOutput           bool     `yaml:"restrict_output"`
+	RestrictionMessage       string   `yaml:"restriction_message"`
+	RestrictionMaxInjections int      `yaml:"restriction_max_injections"`
+	Agents                   []string `yaml:"agents"` // sub-agents, by agent name
+	Router                   Router   `yaml:"router"`
+}
+
+// Output formats (spec 000).
+const (
+	FormatJSON           = "json"
+	FormatMarkdown       = "markdown"
+	FormatMarkdownMermai = "markdown+mermaid"
+	FormatSlackBlockKit  = "slack-block-kit"
+	FormatTTY            = "tty"
+	FormatPipe           = "pipe"
+	FormatSubAgent       = "sub-agent"
+	FormatText           = "text"
+)
+
+// Formats lists every valid output format.
+var Formats = []string{FormatJSON, FormatMarkdown, FormatMarkdownMermai, FormatSlackBlockKit, FormatTTY, FormatPipe, FormatSubAgent, FormatText}
+
+// Output is an agent's expected output.
+type Output struct {
+	Format string `yaml:"format"` // default markdown
+	// Schema is a JSON Schema for json output; SchemaRef names a file
+	// (relative to the agent file) holding one. Load resolves SchemaRef into
+	// Schema.
+	Schema    map[string]any `yaml:"schema"`
+	SchemaRef string         `yaml:"schema_ref"`
+}
+
+// Router makes an agent a router: it may hand the conversation off to one of
+// Destinations with router__handoff-to.
+type Router struct {
+	Destinations []string `yaml:"destinations"`
+}
+
+// MCPServer configures one MCP server (filled in by the tools issue).
+type MCPServer struct {
+	Type        string            `yaml:"type"` // stdio | http | sse
+	Command     string            `yaml:"command"`
+	Args        []string          `yaml:"args"`
+	Env         map[string]string `yaml:"env"`
+	URL         string            `yaml:"url"`
+	Headers     map[string]string `yaml:"headers"`
+	Enabled     *bool             `yaml:"enabled"`
+	ToolsAllow  []string          `yaml:"tools_allowed"`
+	ToolsDeny   []string          `yaml:"tools_denied"`
+	Queue       string            `yaml:"queue"`
+	Timeout     Duration          `yaml:"timeout"`
+	Cache       Duration          `yaml:"cache"`
+	Description string            `yaml:"description"`
+}
+
+// RestTool configures one REST endpoint exposed as rest__<name>.
+type RestTool struct {
+	Description string            `yaml:"description"`
+	Method      string            `yaml:"method"`
+	URL         string            `yaml:"url"`
+	Headers     map[string]string `yaml:"headers"`
+	Parameters  map[string]any    `yaml:"parameters"` // JSON Schema
+	Body        any               `yaml:"body"`
+	Queue       string            `yaml:"queue"`
+	Timeout     Duration          `yaml:"timeout"`
+	Cache       Duration          `yaml:"cache"`
+}
+
+// Queue bounds how many tool calls of one queue run at once.
+type Queue struct {
+	Concurrency int `yaml:"concurrency"`
+}
+
+// ToolOutput configures storage of oversized tool results (spec 002).
+type ToolOutput struct {
+	MaxBytes int    `yaml:"max_bytes"` // default 12288
+	Dir      string `yaml:"dir"`       // default os.TempDir()
+}
+
+// Slack configures the Slack headend (filled in by the Slack issue).
+type Slack struct {
+	BotToken Secret `yaml:"bot_token"`
+	AppToken Secret `yaml:"app_token"`
+	Agent    string `yaml:"agent"` // agent that answers mentions and DMs
+}
+
+// State configures shared state (filled in by the fleet issue).
+type State struct {
+	Backend  string `yaml:"backend"` // memory | sqlite | redis
+	Path     string `yaml:"path"`
+	RedisURL Secret `yaml:"redis_url"`
+}
+
+// Log configures logging.
+type Log struct {
+	Level  string `yaml:"level"`  // debug | info | warn | error (default info)
+	Format string `yaml:"format"` // json | console (default json)
+}
