@@ -21,6 +21,9 @@ type Config struct {
 
 	// Path is the file the configuration was read from.
 	Path string `yaml:"-"`
+	// Agents are the agent files of AgentsDir, by name, loaded and
+	// validated together with the file.
+	Agents map[string]*Agent `yaml:"-"`
 }
 
 // LLM lists the model endpoints agents may use.
