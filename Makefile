@@ -1,0 +1,53 @@
+# slackbot — the two commands a newcomer needs: `make run` and `make test`.
+# Everything the tests need (the pinned npm peers) is installed from here.
+
+GO       ?= go
+VERSION  := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -X main.version=$(VERSION)
+NPM_DIR  := testdata/npm
+NPM_DONE := $(NPM_DIR)/node_modules/.package-lock.json
+STATICCHECK_VERSION := v0.8.2
+
+.PHONY: all build run test bench fuzz lint peers node
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/slackbot ./cmd/slackbot
+
+# The bot reads ./slackbot.yaml; the first run starts from the annotated example.
+slackbot.yaml:
+	cp slackbot.example.yaml slackbot.yaml
+	@echo "created slackbot.yaml from slackbot.example.yaml; set OPENAI_API_KEY or ANTHROPIC_API_KEY (or edit it)"
+
+run: build slackbot.yaml
+	./bin/slackbot chat --config slackbot.yaml
+
+# Node and npm come from Debian when the machine lacks them.
+node:
+	@command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || \
+	  { echo "installing nodejs and npm from Debian"; apt-get update -qq && apt-get install -y -qq nodejs npm; }
+
+# Test peers pinned in testdata/npm/package-lock.json (slackify-markdown, MCP servers).
+peers: node $(NPM_DONE)
+$(NPM_DONE): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
+	npm ci --prefix $(NPM_DIR) --no-audit --no-fund --loglevel=error
+	@touch $(NPM_DONE)
+
+test: peers
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+
+bench: peers
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+	bash bench/blockkit-vs-slackify.sh
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzFromMarkdown -fuzztime 60s ./blockkit/
+	$(GO) test -run '^$$' -fuzz FuzzRepair -fuzztime 60s ./blockkit/
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) || echo "staticcheck did not install; skipped"
+	@PATH="$$PATH:$$($(GO) env GOPATH)/bin"; if command -v staticcheck >/dev/null 2>&1; then staticcheck ./...; fi

@@ -1,0 +1,246 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/slackbot/slackbot/llm"
+	"github.com/slackbot/slackbot/tools"
+)
+
+// callOutcome is what one tool call gives back to the model.
+type callOutcome struct {
+	content string
+	isError bool
+}
+
+// runTools executes a turn's tool calls — concurrently, since the model
+// asked for them together — and appends one tool message per call, in the
+// model's order. Calls beyond max_tool_calls_per_turn are refused, and on
+// the final turn only the final report is accepted.
+func (s *session) runTools(ctx context.Context, calls []llm.ToolCall, final bool) {
+	results := make([]callOutcome, len(calls))
+	limit := s.a.MaxToolCallsPerTurn
+	var wg sync.WaitGroup
+	for i := range calls {
+		c := &calls[i]
+		switch {
+		case final && c.Name != FinalReportTool:
+			results[i] = callOutcome{"Only " + FinalReportTool + " can be called now. Deliver your answer with it.", true}
+			continue
+		case i >= limit && c.Name != FinalReportTool:
+			results[i] = callOutcome{fmt.Sprintf("Not run: at most %d tool calls are run per turn. Call it again in the next turn if you still need it.", limit), true}
+			continue
+		}
+		if len(calls) == 1 {
+			results[i] = s.dispatch(ctx, c, s.turnOp, "")
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = s.dispatch(ctx, c, s.turnOp, "")
+		}()
+	}
+	wg.Wait()
+	ran := false
+	for i := range calls {
+		s.appendMsg(llm.Message{Role: llm.RoleTool, ToolCallID: calls[i].ID, ToolName: calls[i].Name,
+			Content: results[i].content, IsError: results[i].isError})
+		if calls[i].Name != FinalReportTool && !results[i].isError {
+			ran = true
+		}
+	}
+	if ran {
+		s.injections = 0 // spec 004: reminders are counted between tool runs
+	}
+}
+
+// dispatch runs one call — a built-in or a shared tool — and reports it as
+// events. parent is the batch's call ID for calls inside agent__batch.
+func (s *session) dispatch(ctx context.Context, c *llm.ToolCall, under *Op, parent string) callOutcome {
+	op := under.child("tool", c.Name, s.now())
+	info := &ToolInfo{ID: c.ID, Name: c.Name, ArgBytes: len(c.Arguments), Parent: parent}
+	s.emit(Event{Kind: EventToolStarted, Op: op, Tool: info})
+
+	var out callOutcome
+	start := s.now()
+	switch {
+	case !s.offered[c.Name]:
+		info.Failure = string(tools.FailUnknownTool)
+		out = callOutcome{s.unknownTool(c.Name), true}
+	case c.Name == FinalReportTool:
+		info.Namespace = "agent"
+		out = s.finalReport(c, parent != "")
+	case c.Name == TaskStatusTool, c.Name == FinishTool:
+		info.Namespace = "agent"
+		out = s.simpleBuiltin(c)
+	case c.Name == BatchTool:
+		info.Namespace = "agent"
+		out = s.batch(ctx, c, op, parent != "")
+	default:
+		o := s.r.Tools.Execute(ctx, c.ID, c.Name, c.Arguments, s.a.ToolTimeout.D())
+		info.Namespace, info.Failure, info.Oversize = o.Namespace, string(o.Failure), o.Oversize
+		if o.Err != nil {
+			info.Err = o.Err.Error()
+		}
+		out = callOutcome{o.Content, o.IsError}
+		if o.Terminate {
+			s.setTerminate(o.Content, false)
+		}
+		if o.OK() {
+			s.mu.Lock()
+			s.lastTool = o.Content
+			s.mu.Unlock()
+		}
+	}
+	end := s.now()
+	info.Latency, info.ResultBytes, info.OK = end.Sub(start), len(out.content), !out.isError
+	op.finish(info.OK, end)
+	s.mu.Lock()
+	s.toolCalls++
+	s.mu.Unlock()
+	s.emit(Event{Kind: EventToolFinished, Op: op, Tool: info})
+	return out
+}
+
+func (s *session) unknownTool(name string) string {
+	var list []tools.Tool
+	for _, d := range s.defs {
+		list = append(list, tools.Tool{Name: d.Name})
+	}
+	return tools.UnknownToolMessage(name, list, nil)
+}
+
+// finalReport handles agent__final_report: it validates the arguments in
+// the call, so the model gets the diagnostics this turn and can fix them.
+func (s *session) finalReport(c *llm.ToolCall, inBatch bool) callOutcome {
+	if inBatch {
+		return callOutcome{FinalReportTool + " cannot be called inside " + BatchTool + "; call it on its own.", true}
+	}
+	args, msg := decodeArgs(c)
+	if msg != "" {
+		return callOutcome{msg, true}
+	}
+	s.mu.Lock()
+	done := s.report != nil
+	s.mu.Unlock()
+	if done {
+		return callOutcome{"A final report was already delivered in this session; this one is ignored.", true}
+	}
+	rep, notes, problems := parseReport(args, s.format, s.schema, s.lastChance)
+	if len(problems) > 0 {
+		return callOutcome{"The final report was not accepted:\n- " + strings.Join(problems, "\n- ") +
+			"\nFix these and call " + FinalReportTool + " again.", true}
+	}
+	if !s.capture(rep, notes) {
+		return callOutcome{"A final report was already delivered in this session; this one is ignored.", true}
+	}
+	return callOutcome{"Final report captured.", false}
+}
+
+// simpleBuiltin handles agent__task_status and finish.
+func (s *session) simpleBuiltin(c *llm.ToolCall) callOutcome {
+	raw, msg := tools.ParseArguments(c.Name, c.Arguments, builtinSchemas[c.Name])
+	if msg != "" {
+		return callOutcome{msg, true}
+	}
+	if c.Name == FinishTool {
+		var a struct {
+			Note string `json:"note"`
+		}
+		_ = json.Unmarshal(raw, &a)
+		note := strings.TrimSpace(a.Note)
+		if note == "" {
+			note = "Finished"
+		}
+		s.setTerminate(note, true)
+		return callOutcome{note, false}
+	}
+	var ts TaskStatus
+	_ = json.Unmarshal(raw, &ts)
+	s.emit(Event{Kind: EventTaskStatus, Op: s.turnOp, Status: &ts})
+	if ts.Complete() {
+		s.mu.Lock()
+		s.taskDone = true
+		s.mu.Unlock()
+		return callOutcome{"Status recorded. The task is complete: call " + FinalReportTool + " next.", false}
+	}
+	return callOutcome{"Status recorded.", false}
+}
+
+func (s *session) setTerminate(note string, finish bool) {
+	s.mu.Lock()
+	if s.terminate == nil {
+		if note == "" {
+			note = "Finished"
+		}
+		s.terminate = &terminateNote{note: note, finish: finish}
+	}
+	s.mu.Unlock()
+}
+
+// batch runs agent__batch: its calls in parallel, each through dispatch, so
+// they are validated, time-bounded and reported like any other call.
+func (s *session) batch(ctx context.Context, c *llm.ToolCall, op *Op, inBatch bool) callOutcome {
+	if inBatch {
+		return callOutcome{BatchTool + " cannot be nested.", true}
+	}
+	raw, msg := tools.ParseArguments(c.Name, c.Arguments, builtinSchemas[BatchTool])
+	if msg != "" {
+		return callOutcome{msg, true}
+	}
+	var a struct {
+		Calls []batchCall `json:"calls"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return callOutcome{"The arguments for " + BatchTool + " could not be read: " + err.Error(), true}
+	}
+	if n := s.a.MaxToolCallsPerTurn; len(a.Calls) > n {
+		return callOutcome{fmt.Sprintf("%s accepts at most %d calls; you sent %d. Split them over several turns.", BatchTool, n, len(a.Calls)), true}
+	}
+	results := make([]callOutcome, len(a.Calls))
+	var wg sync.WaitGroup
+	for i, bc := range a.Calls {
+		switch bc.Tool {
+		case BatchTool:
+			results[i] = callOutcome{BatchTool + " cannot be nested.", true}
+			continue
+		case FinalReportTool:
+			results[i] = callOutcome{FinalReportTool + " cannot be called inside " + BatchTool + "; call it on its own.", true}
+			continue
+		}
+		inner := &llm.ToolCall{ID: fmt.Sprintf("%s.%d", c.ID, i+1), Name: bc.Tool, Arguments: string(bc.Parameters)}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = s.dispatch(ctx, inner, op, c.ID)
+		}()
+	}
+	wg.Wait()
+	allFailed := true
+	for _, r := range results {
+		if !r.isError {
+			allFailed = false
+		}
+	}
+	return callOutcome{formatBatch(a.Calls, results), allFailed}
+}
+
+// decodeArgs decodes a call's arguments into a map, or explains why not.
+func decodeArgs(c *llm.ToolCall) (map[string]any, string) {
+	raw, msg := tools.ParseArguments(c.Name, c.Arguments, nil)
+	if msg != "" {
+		return nil, msg
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, "The arguments for " + c.Name + " could not be read: " + err.Error()
+	}
+	return m, ""
+}
+
+func jsonNumber(v any) json.Number { return json.Number(fmt.Sprint(v)) }

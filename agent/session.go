@@ -1,0 +1,538 @@
+// Package agent runs agent sessions: the loop that calls a model with the
+// agent's tools, executes the tool calls it makes, and repeats until the
+// model delivers its answer with agent__final_report — or until limits force
+// the end, in which case the loop writes a report itself. Every session ends
+// with exactly one Report. A session emits Events that headends render as
+// progress and the logger writes as lines.
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/llm"
+	"github.com/slackbot/slackbot/tools"
+)
+
+// Runner runs sessions. It holds what sessions share — model providers and
+// tools — and is safe for concurrent use.
+type Runner struct {
+	// Providers are the configured model endpoints by name.
+	Providers map[string]llm.Provider
+	// Tools are the shared tools (MCP, REST, sub-agents); nil means none.
+	Tools *tools.Orchestrator
+	// Log receives one line per event; nil means no logging.
+	Log *zap.Logger
+	// Backoff overrides the retry backoff between model attempts (tests).
+	Backoff func(attempt int) time.Duration
+	// Now overrides the clock (tests).
+	Now func() time.Time
+
+	toolSets sync.Map // toolSetKey → *toolSet
+}
+
+// Input is one request to an agent.
+type Input struct {
+	Agent *config.Agent
+	// Format overrides the agent's output format ("" keeps it); the Slack
+	// headend fixes slack-block-kit.
+	Format string
+	// History is the conversation so far (user and assistant messages),
+	// oldest first; Prompt is the new user message.
+	History []llm.Message
+	Prompt  string
+	// Observer receives the session's events (optional).
+	Observer Observer
+	// SessionID names the session in events and logs ("" makes one up).
+	SessionID string
+}
+
+// Result is the outcome of a session. Report is never nil.
+type Result struct {
+	SessionID string
+	Report    *Report
+	Turns     int
+	ToolCalls int
+	Usage     llm.Usage
+	Messages  []llm.Message // the whole conversation, system prompt first
+	Tree      *Op
+	// Err is why the session ended abnormally (cancelled, model
+	// unreachable); the synthetic Report says the same to the user.
+	Err error
+}
+
+// Run runs one session to its end and returns its result. It never returns
+// without a report, and it returns promptly when ctx is cancelled.
+func (r *Runner) Run(ctx context.Context, in Input) *Result {
+	s, err := r.newSession(in)
+	if err != nil {
+		now := r.now()
+		format := in.Format
+		if format == "" && in.Agent != nil {
+			format = in.Agent.Output.Format
+		}
+		rep := syntheticReport(format, "The session could not start: "+err.Error(), now)
+		return &Result{SessionID: in.SessionID, Report: rep, Err: err, Tree: newTree("session", now)}
+	}
+	return s.run(ctx)
+}
+
+func (r *Runner) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// session is the state of one run; only run's goroutine touches it, except
+// where noted (report capture under mu, from concurrent tool calls).
+type session struct {
+	r      *Runner
+	a      *config.Agent
+	in     Input
+	id     string
+	format string
+	obs    Observer
+	chain  *llm.Chain
+	schema *tools.Schema
+	xml    *xmlFinal
+
+	*toolSet
+
+	msgs   []llm.Message
+	tokens int // estimate of msgs
+
+	turn       int
+	toolCalls  int
+	usage      llm.Usage
+	tree       *Op
+	turnOp     *Op
+	forceFinal string // the message that announces a forced final turn
+	lastChance bool   // the one retry after a final turn without a report
+	injections int    // restriction reminders since tools last ran
+	lastTool   string // the latest successful tool result, for last-chance adoption
+	taskDone   bool   // agent__task_status said only the report remains
+
+	mu        sync.Mutex
+	report    *Report
+	terminate *terminateNote
+}
+
+type terminateNote struct {
+	note   string
+	finish bool
+}
+
+func (r *Runner) newSession(in Input) (*session, error) {
+	a := in.Agent
+	if a == nil {
+		return nil, errors.New("no agent given")
+	}
+	s := &session{r: r, a: a, in: in, id: in.SessionID, format: in.Format, obs: in.Observer}
+	if s.format == "" {
+		s.format = a.Output.Format
+	}
+	if s.format == "" {
+		s.format = config.FormatMarkdown
+	}
+	if s.id == "" {
+		s.id = randomID(8)
+	}
+	if r.Log != nil {
+		s.obs = Tee(s.obs, LogEvents(r.Log))
+	}
+	targets := make([]llm.Target, 0, len(a.Models))
+	for _, ref := range a.Models {
+		pname, model, err := config.ParseModelRef(ref)
+		if err != nil {
+			return nil, err
+		}
+		p, ok := r.Providers[pname]
+		if !ok {
+			return nil, fmt.Errorf("model %s: provider %q is not configured", ref, pname)
+		}
+		targets = append(targets, llm.Target{Provider: p, Model: model})
+	}
+	if len(targets) == 0 {
+		return nil, fmt.Errorf("agent %s has no models", a.Name)
+	}
+	s.chain = &llm.Chain{Targets: targets, MaxRetries: a.MaxRetries, Timeout: a.LLMTimeout.D(), Backoff: r.Backoff,
+		OnRetry: s.onRetry}
+	if s.format == config.FormatJSON && len(a.Output.Schema) > 0 {
+		sch, err := tools.CompileSchemaValue(jsonValue(a.Output.Schema))
+		if err != nil {
+			return nil, fmt.Errorf("agent %s output schema: %w", a.Name, err)
+		}
+		s.schema = sch
+	}
+	s.toolSet = r.toolSet(a, s.format)
+	return s, nil
+}
+
+// toolSet is what a session offers the model. It depends only on the
+// agent, the format and the shared tools, so the Runner builds it once per
+// agent and format: token-counting a hundred schemas per session would cost
+// more than the turns themselves.
+type toolSet struct {
+	defs      []llm.ToolDef // every tool the agent may call
+	finalDefs []llm.ToolDef // the final report alone
+	offered   map[string]bool
+	tokens    int    // of defs
+	prompt    string // the static part of the system prompt
+	promptTok int
+}
+
+type toolSetKey struct {
+	agent  *config.Agent
+	format string
+}
+
+// toolSet returns the tools for agent a in format: the final report always,
+// the optional built-ins and the shared tools when one of the agent's globs
+// matches them.
+func (r *Runner) toolSet(a *config.Agent, format string) *toolSet {
+	key := toolSetKey{a, format}
+	if ts, ok := r.toolSets.Load(key); ok {
+		return ts.(*toolSet)
+	}
+	builtins := builtinDefs(format)
+	ts := &toolSet{offered: map[string]bool{FinalReportTool: true}}
+	ts.finalDefs = []llm.ToolDef{builtins[FinalReportTool]}
+	ts.defs = append(ts.defs, builtins[FinalReportTool])
+	for _, name := range []string{TaskStatusTool, BatchTool, FinishTool} {
+		if allows(a, name) {
+			ts.offered[name] = true
+			ts.defs = append(ts.defs, builtins[name])
+		}
+	}
+	if r.Tools != nil {
+		for _, t := range r.Tools.Tools() {
+			if _, builtin := builtins[t.Name]; builtin || !allows(a, t.Name) {
+				continue
+			}
+			ts.offered[t.Name] = true
+			ts.defs = append(ts.defs, llm.ToolDef{Name: t.Name, Description: t.Description, Schema: t.Schema})
+		}
+	}
+	ts.tokens = toolDefsTokens(ts.defs)
+	ts.prompt = systemPrompt(a, format, ts.offered)
+	ts.promptTok = countTokens(ts.prompt)
+	actual, _ := r.toolSets.LoadOrStore(key, ts)
+	return actual.(*toolSet)
+}
+
+func allows(a *config.Agent, name string) bool {
+	for _, g := range a.Tools {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *session) now() time.Time { return s.r.now() }
+
+func (s *session) emit(e Event) {
+	if s.obs == nil {
+		return
+	}
+	e.Session, e.Agent, e.Turn = s.id, s.a.Name, s.turn
+	if e.Time.IsZero() {
+		e.Time = s.now()
+	}
+	s.obs(e)
+}
+
+func (s *session) appendMsg(m llm.Message) {
+	s.msgs = append(s.msgs, m)
+	s.tokens += messageTokens(&s.msgs[len(s.msgs)-1])
+}
+
+func (s *session) system(text string) {
+	s.appendMsg(llm.Message{Role: llm.RoleSystem, Content: text})
+}
+
+func (s *session) run(ctx context.Context) *Result {
+	start := s.now()
+	s.tree = newTree(s.a.Name, start)
+	nonce := randomID(4)
+	s.xml = newXMLFinal(nonce)
+	dynamic := sessionPrompt(s.format, nonce, start)
+	s.msgs = append(s.msgs, llm.Message{Role: llm.RoleSystem, Content: s.prompt + dynamic})
+	s.tokens += perMessageOverhead + s.promptTok + countTokens(dynamic)
+	for _, m := range s.in.History {
+		s.appendMsg(m)
+	}
+	if strings.TrimSpace(s.in.Prompt) != "" {
+		s.appendMsg(llm.Message{Role: llm.RoleUser, Content: s.in.Prompt})
+	}
+	s.emit(Event{Kind: EventSessionStarted, Op: s.tree})
+
+	err := s.loop(ctx)
+
+	rep := s.report
+	end := s.now()
+	rep.Time = end
+	s.tree.finish(!rep.Synthetic(), end)
+	s.emit(Event{Kind: EventFinalReport, Op: s.tree, Report: rep})
+	notice := "report delivered"
+	if err != nil {
+		notice = err.Error()
+	}
+	u := s.usage
+	s.emit(Event{Kind: EventSessionDone, Op: s.tree, Notice: notice, Usage: &u, Result: &SessionSummary{
+		Turns: s.turn, ToolCalls: s.toolCalls, Duration: end.Sub(start), Status: rep.Status, Source: string(rep.Source)}})
+	return &Result{SessionID: s.id, Report: rep, Turns: s.turn, ToolCalls: s.toolCalls, Usage: s.usage,
+		Messages: s.msgs, Tree: s.tree, Err: err}
+}
+
+// loop runs turns until a report exists; the returned error says why the
+// loop had to make the report up, if it did.
+func (s *session) loop(ctx context.Context) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return s.fail(err, "The request was cancelled before an answer was ready.")
+		}
+		s.turn++
+		final := s.finalTurn()
+		s.turnOp = s.tree.child("turn", fmt.Sprintf("turn %d", s.turn), s.now())
+		s.emit(Event{Kind: EventTurnStarted, Op: s.turnOp, Final: final})
+
+		resp, err := s.callModel(ctx, final)
+		if err != nil {
+			s.turnOp.finish(false, s.now())
+			if ctx.Err() != nil {
+				return s.fail(ctx.Err(), "The request was cancelled before an answer was ready.")
+			}
+			return s.fail(err, "The model could not be reached, so there is no answer: "+err.Error())
+		}
+		s.handleReply(ctx, resp, final)
+		s.turnOp.finish(true, s.now())
+
+		if s.report != nil {
+			return nil
+		}
+		if s.terminate != nil {
+			s.adoptTerminate()
+			return nil
+		}
+		if final {
+			if s.lastChance {
+				if s.adoptLastResort() {
+					return nil
+				}
+				return s.fail(errNoReport, "The model did not deliver a final report, even when asked for it on its last turn.")
+			}
+			s.lastChance = true
+			s.system(finalRetryMessage)
+			s.emit(Event{Kind: EventNotice, Notice: "final turn ended without a report; retrying once"})
+		}
+	}
+}
+
+var errNoReport = errors.New("the model never delivered a final report")
+
+// finalTurn decides whether this turn may offer only the final report, and
+// tells the model so the first time.
+func (s *session) finalTurn() bool {
+	if s.forceFinal == "" {
+		switch {
+		case s.taskDone:
+			s.forceFinal = taskDoneFinalMessage
+		case s.turn >= s.a.MaxTurns:
+			s.forceFinal = maxTurnsFinalMessage
+		case s.tokens+s.toolSet.tokens > s.budget():
+			s.forceFinal = contextFinalMessage
+		default:
+			return false
+		}
+		s.system(s.forceFinal)
+		s.emit(Event{Kind: EventNotice, Notice: "final turn: " + s.forceFinal})
+	}
+	return true
+}
+
+// budget is how many tokens the request may hold: the window less the
+// answer and a safety buffer.
+func (s *session) budget() int {
+	return s.a.ContextWindow - s.a.MaxOutputTokens - s.a.ContextBuffer
+}
+
+func (s *session) callModel(ctx context.Context, final bool) (*llm.Response, error) {
+	defs, choice := s.defs, llm.ToolChoiceAuto
+	if final {
+		defs, choice = s.finalDefs, llm.ToolChoiceRequired
+	}
+	op := s.turnOp.child("llm", "model call", s.now())
+	req := &llm.Request{
+		Messages: s.msgs, Tools: defs, ToolChoice: choice, Temperature: s.a.Temperature, TopP: s.a.TopP,
+		MaxOutputTokens: s.a.MaxOutputTokens, Stream: true,
+	}
+	resp, err := s.chain.Complete(ctx, req)
+	if err != nil {
+		op.finish(false, s.now())
+		s.emit(Event{Kind: EventLLMCall, Op: op, LLM: &LLMCallInfo{Err: err.Error()}})
+		return nil, err
+	}
+	op.Name = resp.Provider + "/" + resp.Model
+	op.finish(true, s.now())
+	s.usage.Add(resp.Usage)
+	s.emit(Event{Kind: EventLLMCall, Op: op, LLM: &LLMCallInfo{Provider: resp.Provider, Model: resp.Model, Usage: resp.Usage,
+		Latency: resp.Latency, FinishReason: resp.FinishReason, ToolCalls: len(resp.Message.ToolCalls), TextBytes: len(resp.Message.Content)}})
+	return resp, nil
+}
+
+func (s *session) onRetry(ri llm.RetryInfo) {
+	msg := ""
+	if ri.Err != nil {
+		msg = ri.Err.Error()
+	}
+	s.emit(Event{Kind: EventLLMRetry, Op: s.turnOp, LLM: &LLMCallInfo{Model: ri.Target.Model, Err: msg, Wait: ri.Wait}})
+}
+
+// handleReply appends the model's message and acts on it.
+func (s *session) handleReply(ctx context.Context, resp *llm.Response, final bool) {
+	msg := resp.Message
+	msg.Role = llm.RoleAssistant
+	s.appendMsg(msg)
+
+	// The XML wrapper with this session's nonce is a final answer wherever
+	// the model writes it.
+	if content, attrs, ok := s.xml.find(msg.Content); ok {
+		if rep, _ := reportFromText(content, s.format, s.schema, SourceXML); rep != nil {
+			if st := attrs["status"]; st == StatusFailure || st == StatusPartial {
+				rep.Status = st
+			}
+			s.capture(rep, nil)
+			return
+		}
+	}
+	if len(msg.ToolCalls) == 0 {
+		s.handleText(msg.Content, final)
+		return
+	}
+	s.runTools(ctx, msg.ToolCalls, final)
+}
+
+// handleText acts on a reply without tool calls (DECISIONS.md §3).
+func (s *session) handleText(text string, final bool) {
+	if strings.TrimSpace(text) == "" {
+		s.emit(Event{Kind: EventNotice, Notice: "empty reply"})
+		if !final {
+			s.system(emptyReplyMessage)
+		}
+		return
+	}
+	if s.a.RestrictOutput {
+		if final {
+			return // the final-turn retry asks for the report
+		}
+		if s.a.RestrictionMaxInjections == 0 || s.injections < s.a.RestrictionMaxInjections {
+			s.injections++
+			s.system(s.a.RestrictionMessage)
+			s.emit(Event{Kind: EventNotice, Notice: fmt.Sprintf("output restricted: reminder %d injected", s.injections)})
+			return
+		}
+		s.forceFinal = restrictionFinalMessage
+		s.system(s.forceFinal)
+		s.emit(Event{Kind: EventNotice, Notice: "output restricted: reminders exhausted, final turn forced"})
+		return
+	}
+	rep, problems := reportFromText(text, s.format, s.schema, SourceText)
+	if rep != nil {
+		s.capture(rep, nil)
+		return
+	}
+	s.system("Your answer was not accepted: " + strings.Join(problems, "\n") + "\nDeliver it by calling " + FinalReportTool + ".")
+}
+
+// capture stores the session's report; the first one wins.
+func (s *session) capture(r *Report, notes []string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.report != nil {
+		return false
+	}
+	s.report = r
+	if len(notes) > 0 {
+		s.emit(Event{Kind: EventNotice, Notice: "final report: " + strings.Join(notes, "; ")})
+	}
+	return true
+}
+
+// adoptTerminate builds the report from a terminate result's note when the
+// model did not deliver one (DECISIONS.md §2).
+func (s *session) adoptTerminate() {
+	note, src := s.terminate.note, SourceToolMessage
+	if s.terminate.finish {
+		src = SourceFinish
+	}
+	rep, _ := reportFromText(note, s.format, s.schema, src)
+	if rep == nil {
+		rep = &Report{Status: StatusSuccess, Format: s.format, Source: src, Content: note}
+		if s.format == config.FormatJSON {
+			rep.ContentJSON = map[string]any{"note": note}
+			rep.SchemaErrors = validateJSON(s.schema, rep.ContentJSON)
+		}
+	}
+	s.capture(rep, nil)
+}
+
+// adoptLastResort takes the latest successful tool result as a partial
+// answer rather than ending with nothing (spec 000, adoption from a tool
+// message).
+func (s *session) adoptLastResort() bool {
+	if s.lastTool == "" {
+		return false
+	}
+	rep, _ := reportFromText(s.lastTool, s.format, s.schema, SourceToolMessage)
+	if rep == nil {
+		return false
+	}
+	rep.Status = StatusPartial
+	rep.Metadata = map[string]any{"note": "The model did not write a final report; this is the last tool result it received."}
+	return s.capture(rep, []string{"adopted the last tool result"})
+}
+
+func (s *session) fail(err error, reason string) error {
+	s.capture(syntheticReport(s.format, reason, s.now()), nil)
+	return err
+}
+
+func randomID(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// jsonValue normalises a YAML-decoded schema (map[string]any with ints and
+// floats) into the values the schema compiler expects.
+func jsonValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, x := range t {
+			m[k] = jsonValue(x)
+		}
+		return m
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = jsonValue(x)
+		}
+		return out
+	case int, int64, uint64, float64, float32, int32, uint, uint32:
+		return jsonNumber(t)
+	}
+	return v
+}

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/slackbot/slackbot/agent"
+	"github.com/slackbot/slackbot/blockkit"
+	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/llm"
+	"github.com/slackbot/slackbot/llm/anthropic"
+	"github.com/slackbot/slackbot/llm/openai"
+	"github.com/slackbot/slackbot/tools"
+)
+
+// wiring is what a subcommand needs to run sessions.
+type wiring struct {
+	cfg    *config.Config
+	runner *agent.Runner
+	log    *zap.Logger
+}
+
+// wire loads the configuration and builds the runner. Logs go to stderr as
+// JSON lines at the configured level; verbose lowers it to debug.
+func wire(ctx context.Context, path string, verbose bool, stderr io.Writer) (*wiring, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	log := newLogger(cfg.Log, verbose, stderr)
+	providers := make(map[string]llm.Provider, len(cfg.LLM.Providers))
+	for name, pc := range cfg.LLM.Providers {
+		var p llm.Provider
+		switch pc.Type {
+		case "anthropic":
+			p, err = anthropic.New(name, pc)
+		default:
+			p, err = openai.New(name, pc)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("provider %s: %w", name, err)
+		}
+		providers[name] = p
+	}
+	max := cfg.ToolOutput.MaxBytes
+	if max == 0 {
+		max = config.DefaultToolResponseMaxByte
+	}
+	orch, err := tools.New(ctx, tools.Options{MaxResultBytes: max})
+	if err != nil {
+		return nil, err
+	}
+	return &wiring{cfg: cfg, log: log, runner: &agent.Runner{Providers: providers, Tools: orch, Log: log}}, nil
+}
+
+func newLogger(lc config.Log, verbose bool, w io.Writer) *zap.Logger {
+	level := zapcore.WarnLevel
+	if lc.Level != "" {
+		_ = level.Set(lc.Level)
+	}
+	if verbose {
+		level = zapcore.DebugLevel
+	}
+	enc := zap.NewProductionEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	var encoder zapcore.Encoder = zapcore.NewJSONEncoder(enc)
+	if lc.Format == "console" {
+		encoder = zapcore.NewConsoleEncoder(enc)
+	}
+	return zap.New(zapcore.NewCore(encoder, zapcore.AddSync(w), level))
+}
+
+func (w *wiring) agent(name string) (*config.Agent, error) {
+	if a, ok := w.cfg.Agents[name]; ok {
+		return a, nil
+	}
+	names := make([]string, 0, len(w.cfg.Agents))
+	for n := range w.cfg.Agents {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return nil, fmt.Errorf("no agent named %q in %s (agents: %s)", name, w.cfg.AgentsDir, strings.Join(names, ", "))
+}
+
+func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("ask", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "slackbot.yaml", "configuration file")
+	name := fs.String("agent", "", "agent to ask (required)")
+	format := fs.String("format", "", "output format: markdown, json, tty, slack-block-kit, … (default: the agent's)")
+	verbose := fs.Bool("verbose", false, "log every event to stderr")
+	quiet := fs.Bool("quiet", false, "do not print progress to stderr")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	question := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	if *name == "" || question == "" {
+		fmt.Fprintln(stderr, `usage: slackbot ask [--config FILE] --agent NAME [--format FORMAT] "question"`)
+		return errUsage
+	}
+	if *format != "" && !validFormat(*format) {
+		return fmt.Errorf("--format %q is not a format; use one of: %s", *format, strings.Join(config.Formats, ", "))
+	}
+	w, err := wire(ctx, *cfgPath, *verbose, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = w.log.Sync() }()
+	a, err := w.agent(*name)
+	if err != nil {
+		return err
+	}
+	var obs agent.Observer
+	if !*quiet && !*verbose {
+		obs = progress(stderr)
+	}
+	res := w.runner.Run(ctx, agent.Input{Agent: a, Format: *format, Prompt: question, Observer: obs})
+	if err := printReport(stdout, res.Report); err != nil {
+		return err
+	}
+	if res.Report.Status == agent.StatusFailure {
+		return exitCode(1)
+	}
+	return nil
+}
+
+// runChat keeps a conversation in the terminal: each line is a question,
+// answered by a new session that sees the earlier questions and answers.
+func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "slackbot.yaml", "configuration file")
+	name := fs.String("agent", "assistant", "agent to talk to")
+	verbose := fs.Bool("verbose", false, "log every event to stderr")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	w, err := wire(ctx, *cfgPath, *verbose, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = w.log.Sync() }()
+	a, err := w.agent(*name)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "Talking to %s (%s). One question per line; Ctrl-D ends.\n", a.Name, strings.Join(a.Models, ", "))
+	var history []llm.Message
+	in := bufio.NewScanner(stdin)
+	in.Buffer(make([]byte, 64*1024), 1<<20)
+	for fmt.Fprint(stderr, "> "); in.Scan(); fmt.Fprint(stderr, "> ") {
+		q := strings.TrimSpace(in.Text())
+		if q == "" {
+			continue
+		}
+		res := w.runner.Run(ctx, agent.Input{Agent: a, Format: config.FormatMarkdown, History: history, Prompt: q, Observer: progress(stderr)})
+		if err := printReport(stdout, res.Report); err != nil {
+			return err
+		}
+		history = append(history, llm.Message{Role: llm.RoleUser, Content: q}, llm.Message{Role: llm.RoleAssistant, Content: res.Report.Text()})
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+	return in.Err()
+}
+
+// printReport writes the answer in its format: Block Kit messages repaired
+// into a JSON array, JSON indented, text as it is.
+func printReport(w io.Writer, r *agent.Report) error {
+	if r.Format == config.FormatSlackBlockKit {
+		msgs, _ := blockkit.Repair(r.Messages, r.Content)
+		b, err := json.MarshalIndent(msgs, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(w, string(b))
+		return err
+	}
+	_, err := fmt.Fprintln(w, r.Text())
+	return err
+}
+
+// progress prints a short line per step to stderr, for people watching.
+func progress(w io.Writer) agent.Observer {
+	return func(e agent.Event) {
+		switch e.Kind {
+		case agent.EventToolFinished:
+			status := "ok"
+			if !e.Tool.OK {
+				status = "failed"
+				if e.Tool.Failure != "" {
+					status = e.Tool.Failure
+				}
+			}
+			fmt.Fprintf(w, "  · %s (%s, %s)\n", e.Tool.Name, e.Tool.Latency.Round(1e6), status)
+		case agent.EventTaskStatus:
+			fmt.Fprintf(w, "  · %s\n", e.Status.Now)
+		case agent.EventLLMRetry:
+			fmt.Fprintf(w, "  · model call failed, retrying: %s\n", e.LLM.Err)
+		case agent.EventFinalReport:
+			if e.Report.Synthetic() {
+				fmt.Fprintf(w, "  · no answer: %s\n", e.Report.Reason)
+			}
+		}
+	}
+}
+
+func runAgents(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("agents", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "slackbot.yaml", "configuration file")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(cfg.Agents))
+	for n := range cfg.Agents {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return errors.New("no agent files in " + cfg.AgentsDir)
+	}
+	for _, n := range names {
+		a := cfg.Agents[n]
+		fmt.Fprintf(stdout, "%-20s %-16s %s\n    models: %s\n", n, a.Output.Format, a.Description, strings.Join(a.Models, ", "))
+	}
+	fmt.Fprintf(stdout, "%d agents, all valid\n", len(names))
+	return nil
+}
+
+func validFormat(f string) bool {
+	for _, v := range config.Formats {
+		if v == f {
+			return true
+		}
+	}
+	return false
+}
