@@ -35,9 +35,11 @@ func (s *session) runTools(ctx context.Context, calls []llm.ToolCall, final bool
 			results[i] = callOutcome{fmt.Sprintf("Not run: at most %d tool calls are run per turn. Call it again in the next turn if you still need it.", limit), true}
 			continue
 		}
-		if len(calls) == 1 {
+		// Final reports run in the model's order, so that of two the
+		// first wins; they are quick and touch no tool.
+		if len(calls) == 1 || c.Name == FinalReportTool {
 			results[i] = s.dispatch(ctx, c, s.turnOp, "")
-			break
+			continue
 		}
 		wg.Add(1)
 		go func() {
@@ -205,14 +207,6 @@ func (s *session) batch(ctx context.Context, c *llm.ToolCall, op *Op, inBatch bo
 	results := make([]callOutcome, len(a.Calls))
 	var wg sync.WaitGroup
 	for i, bc := range a.Calls {
-		switch bc.Tool {
-		case BatchTool:
-			results[i] = callOutcome{BatchTool + " cannot be nested.", true}
-			continue
-		case FinalReportTool:
-			results[i] = callOutcome{FinalReportTool + " cannot be called inside " + BatchTool + "; call it on its own.", true}
-			continue
-		}
 		inner := &llm.ToolCall{ID: fmt.Sprintf("%s.%d", c.ID, i+1), Name: bc.Tool, Arguments: string(bc.Parameters)}
 		wg.Add(1)
 		go func() {

@@ -104,7 +104,6 @@ type session struct {
 	format string
 	obs    Observer
 	chain  *llm.Chain
-	schema *tools.Schema
 	xml    *xmlFinal
 
 	*toolSet
@@ -168,14 +167,11 @@ func (r *Runner) newSession(in Input) (*session, error) {
 	}
 	s.chain = &llm.Chain{Targets: targets, MaxRetries: a.MaxRetries, Timeout: a.LLMTimeout.D(), Backoff: r.Backoff,
 		OnRetry: s.onRetry}
-	if s.format == config.FormatJSON && len(a.Output.Schema) > 0 {
-		sch, err := tools.CompileSchemaValue(jsonValue(a.Output.Schema))
-		if err != nil {
-			return nil, fmt.Errorf("agent %s output schema: %w", a.Name, err)
-		}
-		s.schema = sch
+	ts, err := r.toolSet(a, s.format)
+	if err != nil {
+		return nil, err
 	}
-	s.toolSet = r.toolSet(a, s.format)
+	s.toolSet = ts
 	return s, nil
 }
 
@@ -190,6 +186,7 @@ type toolSet struct {
 	tokens    int    // of defs
 	prompt    string // the static part of the system prompt
 	promptTok int
+	schema    *tools.Schema // the output schema of a json session
 }
 
 type toolSetKey struct {
@@ -200,13 +197,20 @@ type toolSetKey struct {
 // toolSet returns the tools for agent a in format: the final report always,
 // the optional built-ins and the shared tools when one of the agent's globs
 // matches them.
-func (r *Runner) toolSet(a *config.Agent, format string) *toolSet {
+func (r *Runner) toolSet(a *config.Agent, format string) (*toolSet, error) {
 	key := toolSetKey{a, format}
 	if ts, ok := r.toolSets.Load(key); ok {
-		return ts.(*toolSet)
+		return ts.(*toolSet), nil
 	}
 	builtins := builtinDefs(format)
 	ts := &toolSet{offered: map[string]bool{FinalReportTool: true}}
+	if format == config.FormatJSON && len(a.Output.Schema) > 0 {
+		sch, err := tools.CompileSchemaValue(jsonValue(a.Output.Schema))
+		if err != nil {
+			return nil, fmt.Errorf("agent %s output schema: %w", a.Name, err)
+		}
+		ts.schema = sch
+	}
 	ts.finalDefs = []llm.ToolDef{builtins[FinalReportTool]}
 	ts.defs = append(ts.defs, builtins[FinalReportTool])
 	for _, name := range []string{TaskStatusTool, BatchTool, FinishTool} {
@@ -228,7 +232,7 @@ func (r *Runner) toolSet(a *config.Agent, format string) *toolSet {
 	ts.prompt = systemPrompt(a, format, ts.offered)
 	ts.promptTok = countTokens(ts.prompt)
 	actual, _ := r.toolSets.LoadOrStore(key, ts)
-	return actual.(*toolSet)
+	return actual.(*toolSet), nil
 }
 
 func allows(a *config.Agent, name string) bool {

@@ -4,11 +4,18 @@
 // file, line and key. Everything else receives these structs already valid.
 package config
 
-import "time"
+import (
+	"time"
 
-// Config is the whole configuration file.
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Config is the whole configuration file. After Load every default is filled
+// in and every relative path is resolved against the file's directory.
 type Config struct {
-	LLM        LLM                  `yaml:"llm"`
+	LLM LLM `yaml:"llm"`
+	// AgentsDir holds one Markdown file per agent (default "./agents");
+	// after Load it is resolved against the configuration file's directory.
 	AgentsDir  string               `yaml:"agents_dir"`
 	Defaults   AgentDefaults        `yaml:"defaults"`
 	MCPServers map[string]MCPServer `yaml:"mcp_servers"`
@@ -33,7 +40,9 @@ type LLM struct {
 
 // Provider is one model endpoint. Agents name its models as "name/model".
 type Provider struct {
-	Type    string `yaml:"type"` // "openai" (any OpenAI-compatible server) or "anthropic"
+	// Type is "openai" (any OpenAI-compatible server) or "anthropic"; it may
+	// be omitted when the provider is named after its type.
+	Type    string `yaml:"type"`
 	BaseURL string `yaml:"base_url"`
 	APIKey  Secret `yaml:"api_key"`
 	// Models lists known models with their prices. A model absent from the
@@ -53,12 +62,16 @@ type Model struct {
 	Output     float64 `yaml:"output"`
 	CacheRead  float64 `yaml:"cache_read"`
 	CacheWrite float64 `yaml:"cache_write"`
-	// ContextWindow, when set, is the model's window in tokens; it caps an
-	// agent's context_window.
+	// ContextWindow, when set, is the model's window in tokens. An agent's
+	// context_window is capped at load to the smallest window among its
+	// models, since any of them (fallbacks included) may serve a turn.
 	ContextWindow int `yaml:"context_window"`
 }
 
 // AgentDefaults are the values an agent file inherits for keys it omits.
+// After Load, keys the defaults section omits hold the built-in defaults.
+// MaxRetries counts extra attempts after a failed model call (0 = none);
+// RestrictionMaxInjections 0 means unlimited (still bounded by MaxTurns).
 type AgentDefaults struct {
 	Models                   []string `yaml:"models"`
 	MaxTurns                 int      `yaml:"max_turns"`
@@ -94,7 +107,8 @@ const (
 
 // Agent is one agent file: frontmatter keys plus the Markdown body, which is
 // the system prompt. Load fills every omitted key from AgentDefaults and the
-// built-in defaults, so consumers never see zero limits.
+// built-in defaults, so consumers never see zero limits. A key set to null
+// or to an empty ${VAR:-} counts as omitted.
 type Agent struct {
 	Name        string   `yaml:"-"` // file name without .md
 	Path        string   `yaml:"-"`
@@ -104,7 +118,9 @@ type Agent struct {
 	// Tools are globs (path.Match syntax) over namespaced tool names, e.g.
 	// "github__*". The optional built-ins agent__task_status, agent__batch
 	// and finish are offered only when a glob matches them;
-	// agent__final_report is always offered.
+	// agent__final_report is always offered, and so are the sub-agents of
+	// Agents and, for a router, router__handoff-to. No tools key means no
+	// other tools. See AllowsTool.
 	Tools                    []string `yaml:"tools"`
 	MaxTurns                 int      `yaml:"max_turns"`
 	MaxRetries               int      `yaml:"max_retries"`
@@ -143,10 +159,14 @@ var Formats = []string{FormatJSON, FormatMarkdown, FormatMarkdownMermai, FormatS
 type Output struct {
 	Format string `yaml:"format"` // default markdown
 	// Schema is a JSON Schema for json output; SchemaRef names a file
-	// (relative to the agent file) holding one. Load resolves SchemaRef into
-	// Schema.
+	// (relative to the agent file; JSON, or YAML by extension) holding one.
+	// Load resolves SchemaRef into Schema and leaves Schema in
+	// encoding/json's shape (map[string]any, float64 numbers).
 	Schema    map[string]any `yaml:"schema"`
 	SchemaRef string         `yaml:"schema_ref"`
+	// Compiled is Schema compiled at load (nil when there is no schema), for
+	// validating reports without compiling again.
+	Compiled *jsonschema.Schema `yaml:"-" json:"-"`
 }
 
 // Router makes an agent a router: it may hand the conversation off to one of
@@ -193,7 +213,7 @@ type Queue struct {
 // ToolOutput configures storage of oversized tool results (spec 002).
 type ToolOutput struct {
 	MaxBytes int    `yaml:"max_bytes"` // default 12288
-	Dir      string `yaml:"dir"`       // default os.TempDir()
+	Dir      string `yaml:"dir"`       // relative to the config file; "" = os.TempDir()
 }
 
 // Slack configures the Slack headend (filled in by the Slack issue).
@@ -205,8 +225,8 @@ type Slack struct {
 
 // State configures shared state (filled in by the fleet issue).
 type State struct {
-	Backend  string `yaml:"backend"` // memory | sqlite | redis
-	Path     string `yaml:"path"`
+	Backend  string `yaml:"backend"` // memory | sqlite | redis; "" = the state package's default
+	Path     string `yaml:"path"`    // sqlite file, relative to the config file
 	RedisURL Secret `yaml:"redis_url"`
 }
 

@@ -95,6 +95,12 @@ const (
 )
 
 // Usage counts tokens of one call and what they cost.
+//
+// InputTokens counts only the input tokens that were neither read from nor
+// written to the provider's prompt cache (Anthropic's input_tokens; OpenAI's
+// prompt_tokens minus the cached ones); CacheReadTokens and CacheWriteTokens
+// count the rest, so the prompt's size is the sum of the three and each is
+// priced once.
 type Usage struct {
 	InputTokens      int     `json:"input_tokens"`
 	OutputTokens     int     `json:"output_tokens"`

@@ -1,0 +1,85 @@
+package config
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// BuiltinDefaults returns the values an agent gets for keys that neither its
+// file nor the configuration's defaults section sets.
+func BuiltinDefaults() AgentDefaults {
+	return AgentDefaults{
+		MaxTurns:            DefaultMaxTurns,
+		MaxRetries:          DefaultMaxRetries,
+		MaxToolCallsPerTurn: DefaultMaxToolCallsPerTurn,
+		MaxOutputTokens:     DefaultMaxOutputTokens,
+		ContextWindow:       DefaultContextWindow,
+		ContextBuffer:       DefaultContextBuffer,
+		LLMTimeout:          Duration(DefaultLLMTimeout),
+		ToolTimeout:         Duration(DefaultToolTimeout),
+		RestrictionMessage:  DefaultRestrictionMessage,
+	}
+}
+
+// Defaults of the configuration file's own sections.
+const (
+	DefaultAgentsDir = "./agents"
+	DefaultLogLevel  = "info"
+	DefaultLogFormat = "json"
+)
+
+// inherit copies each field of src into the field of the same name of the
+// struct dst points to, unless the file set that key. Presence, not the
+// zero value, decides: "max_turns: 0" is an error, not "use the default",
+// while "restriction_max_injections: 0" (unlimited) is kept.
+func inherit(dst any, src AgentDefaults, set func(key string) bool) {
+	dv := reflect.ValueOf(dst).Elem()
+	sv := reflect.ValueOf(src)
+	st := sv.Type()
+	for i := range st.NumField() {
+		key, _, _ := strings.Cut(st.Field(i).Tag.Get("yaml"), ",")
+		if set(key) {
+			continue
+		}
+		v := sv.Field(i)
+		if s, ok := v.Interface().([]string); ok {
+			v = reflect.ValueOf(slices.Clone(s))
+		}
+		dv.FieldByName(st.Field(i).Name).Set(v)
+	}
+}
+
+// applyDefaults fills what the file left out and resolves relative paths
+// against dir, the file's directory.
+func (c *Config) applyDefaults(w *walker, dir string) {
+	if c.AgentsDir == "" {
+		c.AgentsDir = DefaultAgentsDir
+	}
+	c.AgentsDir = resolve(dir, c.AgentsDir)
+	c.ToolOutput.Dir = resolve(dir, c.ToolOutput.Dir)
+	c.State.Path = resolve(dir, c.State.Path)
+	if !w.present["tool_output.max_bytes"] {
+		c.ToolOutput.MaxBytes = DefaultToolResponseMaxByte
+	}
+	if c.Log.Level == "" {
+		c.Log.Level = DefaultLogLevel
+	}
+	if c.Log.Format == "" {
+		c.Log.Format = DefaultLogFormat
+	}
+	for name, p := range c.LLM.Providers {
+		// A provider named after its type need not repeat it.
+		if p.Type == "" && slices.Contains(ProviderTypes, name) {
+			p.Type = name
+			c.LLM.Providers[name] = p
+		}
+	}
+	inherit(&c.Defaults, BuiltinDefaults(), func(k string) bool { return w.present["defaults."+k] })
+}
+
+// Streams reports whether calls to the provider stream (the default).
+func (p Provider) Streams() bool { return p.Stream == nil || *p.Stream }
+
+// IsEnabled reports whether the MCP server is to be started (the default).
+func (s MCPServer) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }

@@ -1,0 +1,283 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Valid values of the configuration's enumerations.
+var (
+	ProviderTypes  = []string{"openai", "anthropic"}
+	MCPTypes       = []string{"stdio", "http", "sse"}
+	StateBackends  = []string{"memory", "sqlite", "redis"} // "" lets the state package choose
+	LogLevels      = []string{"debug", "info", "warn", "error"}
+	LogFormats     = []string{"json", "console"}
+	RESTMethods    = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
+	providerNameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+	toolNameRe     = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+)
+
+// validate checks the configuration file (not its agents), reporting every
+// problem through w.
+func (c *Config) validate(w *walker) {
+	for _, name := range sortedKeys(c.LLM.Providers) {
+		c.validateProvider(w, name, c.LLM.Providers[name])
+	}
+	setDefault := func(k string) bool { return w.present["defaults."+k] }
+	checkLimits(w, "defaults.", c.Defaults, setDefault)
+	if setDefault("context_window") || setDefault("max_output_tokens") || setDefault("context_buffer") {
+		d := c.Defaults
+		checkWindow(w, firstSet("defaults.", setDefault, "context_window", "max_output_tokens", "context_buffer"),
+			d.ContextWindow, d.MaxOutputTokens, d.ContextBuffer, "")
+	}
+	for i, ref := range c.Defaults.Models {
+		checkModelRef(w, fmt.Sprintf("defaults.models[%d]", i), ref, c)
+	}
+	for _, name := range sortedKeys(c.Queues) {
+		if q := c.Queues[name]; q.Concurrency < 1 {
+			w.errorf("queues."+name+".concurrency", "must be at least 1 (the number of calls of this queue that run at once), got %d", q.Concurrency)
+		}
+	}
+	for _, name := range sortedKeys(c.MCPServers) {
+		c.validateMCP(w, name)
+	}
+	for _, name := range sortedKeys(c.RestTools) {
+		c.validateREST(w, name)
+	}
+	if w.present["tool_output.max_bytes"] && c.ToolOutput.MaxBytes < 1 {
+		w.errorf("tool_output.max_bytes", "must be positive (default %d), got %d", DefaultToolResponseMaxByte, c.ToolOutput.MaxBytes)
+	}
+	if b := c.State.Backend; b != "" && !slices.Contains(StateBackends, b) {
+		w.errorf("state.backend", "%q is not a state backend; use one of: %s (or leave it empty for the default)", b, oneOf(StateBackends))
+	}
+	if c.State.Backend == "redis" {
+		if c.State.RedisURL == "" {
+			w.errorf("state.backend", "redis needs state.redis_url, e.g. redis_url: ${REDIS_URL} with REDIS_URL=redis://host:6379/0")
+		} else if u, err := url.Parse(c.State.RedisURL.Reveal()); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+			w.errorf("state.redis_url", "is not a redis:// or rediss:// URL with a host")
+		}
+	}
+	if !slices.Contains(LogLevels, c.Log.Level) {
+		w.errorf("log.level", "%q is not a log level; use one of: %s", c.Log.Level, oneOf(LogLevels))
+	}
+	if !slices.Contains(LogFormats, c.Log.Format) {
+		w.errorf("log.format", "%q is not a log format; use one of: %s", c.Log.Format, oneOf(LogFormats))
+	}
+}
+
+func (c *Config) validateProvider(w *walker, name string, p Provider) {
+	key := "llm.providers." + name
+	if !providerNameRe.MatchString(name) {
+		w.errorf(key, "provider names may contain only letters, digits, '.', '_' and '-' (agents name models as \"provider/model\")")
+	}
+	switch {
+	case p.Type == "":
+		w.errorf(key+".type", "is required; use one of: %s", oneOf(ProviderTypes))
+	case !slices.Contains(ProviderTypes, p.Type):
+		msg := fmt.Sprintf("%q is not a provider type; use one of: %s", p.Type, oneOf(ProviderTypes))
+		if s := suggest(p.Type, ProviderTypes); s != "" {
+			msg = fmt.Sprintf("%q is not a provider type (did you mean %q?); use one of: %s", p.Type, s, oneOf(ProviderTypes))
+		}
+		w.errorf(key+".type", "%s", msg)
+	}
+	if p.BaseURL != "" {
+		if msg := checkHTTPURL(p.BaseURL); msg != "" {
+			w.errorf(key+".base_url", "%s", msg)
+		}
+	}
+	for _, m := range sortedKeys(p.Models) {
+		mk := key + ".models." + m
+		price := p.Models[m]
+		for _, f := range []struct {
+			k string
+			v float64
+		}{{"input", price.Input}, {"output", price.Output}, {"cache_read", price.CacheRead}, {"cache_write", price.CacheWrite}} {
+			if f.v < 0 {
+				w.errorf(mk+"."+f.k, "a price cannot be negative (US dollars per million tokens), got %g", f.v)
+			}
+		}
+		if price.ContextWindow < 0 {
+			w.errorf(mk+".context_window", "cannot be negative, got %d", price.ContextWindow)
+		}
+	}
+}
+
+func (c *Config) validateMCP(w *walker, name string) {
+	key := "mcp_servers." + name
+	s := c.MCPServers[name]
+	if !toolNameRe.MatchString(name) {
+		w.errorf(key, "server names may contain only letters, digits, '_' and '-' (its tools are named %q)", name+"__<tool>")
+	}
+	typ := s.Type
+	if typ == "" {
+		switch {
+		case s.Command != "":
+			typ = "stdio"
+		case s.URL != "":
+			typ = "http"
+		}
+	}
+	switch typ {
+	case "":
+		w.errorf(key, "set command (a local stdio server) or url (an http server)")
+	case "stdio":
+		if s.Command == "" {
+			w.errorf(key+".command", "is required for a stdio server")
+		}
+	case "http", "sse":
+		if s.URL == "" {
+			w.errorf(key+".url", "is required for an %s server", typ)
+		} else if msg := checkHTTPURL(s.URL); msg != "" {
+			w.errorf(key+".url", "%s", msg)
+		}
+	default:
+		w.errorf(key+".type", "%q is not an MCP transport; use one of: %s", s.Type, oneOf(MCPTypes))
+	}
+	c.checkQueue(w, key+".queue", s.Queue)
+	checkGlobs(w, key+".tools_allowed", s.ToolsAllow)
+	checkGlobs(w, key+".tools_denied", s.ToolsDeny)
+}
+
+func (c *Config) validateREST(w *walker, name string) {
+	key := "rest_tools." + name
+	t := c.RestTools[name]
+	if !toolNameRe.MatchString(name) {
+		w.errorf(key, "tool names may contain only letters, digits, '_' and '-' (it is offered as %q)", "rest__"+name)
+	}
+	if t.Method != "" && !slices.Contains(RESTMethods, strings.ToUpper(t.Method)) {
+		w.errorf(key+".method", "%q is not an HTTP method; use one of: %s", t.Method, oneOf(RESTMethods))
+	}
+	if t.URL == "" {
+		w.errorf(key+".url", "is required")
+	} else if !strings.HasPrefix(t.URL, "http://") && !strings.HasPrefix(t.URL, "https://") {
+		w.errorf(key+".url", "must start with http:// or https://")
+	}
+	if t.Parameters != nil {
+		if _, err := compileSchema(t.Parameters, c.Path+"#"+key+".parameters"); err != nil {
+			w.errorf(key+".parameters", "is not a valid JSON Schema: %v", err)
+		}
+	}
+	c.checkQueue(w, key+".queue", t.Queue)
+}
+
+func (c *Config) checkQueue(w *walker, key, q string) {
+	if _, ok := c.Queues[q]; ok || q == "" {
+		return
+	}
+	configured := "none are"
+	if len(c.Queues) > 0 {
+		configured = "configured: " + oneOf(sortedKeys(c.Queues))
+	}
+	w.errorf(key, "queue %q is not defined under queues (%s); add it with a concurrency", q, configured)
+}
+
+// checkGlobs reports tool name patterns path.Match would refuse.
+func checkGlobs(w *walker, key string, globs []string) {
+	for i, g := range globs {
+		if _, err := path.Match(g, ""); err != nil || g == "" {
+			w.errorf(fmt.Sprintf("%s[%d]", key, i), "%q is not a valid pattern; use * for any run of characters, ? for one, [a-z] for a class, and \\ to escape", g)
+		}
+	}
+}
+
+// checkHTTPURL returns why s is not an absolute http(s) URL, or "".
+// The URL itself is not repeated: it may carry a credential.
+func checkHTTPURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "is not a URL; write it like https://api.example.com/v1"
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "must start with http:// or https://, like https://api.example.com/v1"
+	}
+	if u.Host == "" {
+		return "has no host; write it like https://api.example.com/v1"
+	}
+	return ""
+}
+
+// ParseModelRef splits a model reference "provider/model" at its first
+// "/". The model part may itself contain "/", as OpenRouter's do:
+// "openrouter/anthropic/claude-3.5" is provider "openrouter", model
+// "anthropic/claude-3.5".
+func ParseModelRef(s string) (provider, model string, err error) {
+	provider, model, ok := strings.Cut(s, "/")
+	if !ok || provider == "" || model == "" {
+		return "", "", fmt.Errorf("%q is not a model reference; write provider/model, like openai/gpt-4.1-mini", s)
+	}
+	return provider, model, nil
+}
+
+// checkModelRef reports a model reference that does not parse or names a
+// provider that is not configured.
+func checkModelRef(w *walker, key, ref string, c *Config) {
+	prov, _, err := ParseModelRef(ref)
+	if err != nil {
+		w.errorf(key, "%v", err)
+		return
+	}
+	if _, ok := c.LLM.Providers[prov]; ok {
+		return
+	}
+	configured := "none are configured"
+	if len(c.LLM.Providers) > 0 {
+		configured = "configured: " + oneOf(sortedKeys(c.LLM.Providers))
+	}
+	w.errorf(key, "provider %q is not configured in llm.providers (%s)", prov, configured)
+}
+
+// checkLimits checks the keys an agent file or the defaults section sets
+// (prefix is "" or "defaults.").
+func checkLimits(w *walker, prefix string, d AgentDefaults, set func(string) bool) {
+	atLeast := func(key string, v, low int, what string) {
+		if set(key) && v < low {
+			w.errorf(prefix+key, "must be at least %d (%s), got %d", low, what, v)
+		}
+	}
+	atLeast("max_turns", d.MaxTurns, 1, "model calls a session may make")
+	atLeast("max_retries", d.MaxRetries, 0, "extra attempts after a failed model call; 0 means none")
+	atLeast("max_tool_calls_per_turn", d.MaxToolCallsPerTurn, 1, "tool calls honoured from one model reply")
+	atLeast("max_output_tokens", d.MaxOutputTokens, 1, "tokens a reply may have")
+	atLeast("context_window", d.ContextWindow, 1, "tokens the model accepts")
+	atLeast("context_buffer", d.ContextBuffer, 0, "tokens kept free as a safety margin")
+	atLeast("restriction_max_injections", d.RestrictionMaxInjections, 0, "reminders per turn; 0 means unlimited")
+	if set("temperature") && d.Temperature != nil && (*d.Temperature < 0 || *d.Temperature > 2) {
+		w.errorf(prefix+"temperature", "must be between 0 and 2, got %g", *d.Temperature)
+	}
+	if set("top_p") && d.TopP != nil && (*d.TopP < 0 || *d.TopP > 1) {
+		w.errorf(prefix+"top_p", "must be between 0 and 1, got %g", *d.TopP)
+	}
+	for _, k := range []struct {
+		key string
+		v   Duration
+	}{{"llm_timeout", d.LLMTimeout}, {"tool_timeout", d.ToolTimeout}} {
+		if set(k.key) && k.v <= 0 {
+			w.errorf(prefix+k.key, "must be a positive duration, like \"30s\" or \"10m\"")
+		}
+	}
+}
+
+// checkWindow reports a context window too small for a reply and its
+// buffer. at is the key to blame.
+func checkWindow(w *walker, at string, cw, out, buf int, note string) {
+	if cw > out+buf {
+		return
+	}
+	w.errorf(at, "context_window (%d%s) must be greater than max_output_tokens (%d) + context_buffer (%d), or no prompt would fit",
+		cw, note, out, buf)
+}
+
+// firstSet returns prefix+key of the first of keys that is set, to blame a
+// check that involves several keys on a line the user wrote.
+func firstSet(prefix string, set func(string) bool, keys ...string) string {
+	for _, k := range keys {
+		if set(k) {
+			return prefix + k
+		}
+	}
+	return prefix + keys[0]
+}

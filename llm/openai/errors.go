@@ -1,0 +1,194 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/slackbot/slackbot/llm"
+)
+
+// maxMessage bounds the text kept from an error body (a gateway's HTML page
+// can be long).
+const maxMessage = 500
+
+// errBadResponse marks answers that arrived but could not be understood.
+var errBadResponse = errors.New("malformed answer")
+
+// classify turns an error of the SDK into an *llm.Error. It never keeps the
+// SDK's *openai.Error, whose Request carries the Authorization header, and it
+// scrubs the key from every message. res is the HTTP response when one
+// arrived.
+func (p *Provider) classify(ctx context.Context, model string, err error, res *http.Response) *llm.Error {
+	e := &llm.Error{Provider: p.name, Model: model}
+	var apiErr *sdk.Error
+	var streamErr *ssestream.StreamError
+	var syntaxErr *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case ctx.Err() != nil:
+		// The context decides, whatever the transport made of it.
+		e.Kind, e.Err = llm.KindOf(ctx.Err()), ctx.Err()
+		e.Message = "the call was cancelled"
+		if e.Kind == llm.ErrTimeout {
+			e.Message = "the call did not finish before its deadline"
+		}
+		return e
+	case errors.As(err, &apiErr):
+		e.Status = apiErr.StatusCode
+		if apiErr.Response != nil {
+			e.RetryAfter = retryAfter(apiErr.Response.Header)
+		}
+		e.Kind = kindOf(apiErr.StatusCode, apiErr.Type, apiErr.Code)
+		msg := apiErr.Message
+		if msg == "" && apiErr.Response != nil && apiErr.Response.Body != nil {
+			// Not an OpenAI error body: a gateway's page or plain text.
+			b, _ := io.ReadAll(io.LimitReader(apiErr.Response.Body, 4*maxMessage))
+			msg = string(b)
+		}
+		if strings.TrimSpace(msg) == "" {
+			msg = http.StatusText(apiErr.StatusCode)
+		}
+		e.Message = p.redact(joinNonEmpty(apiErr.Type, apiErr.Code, msg))
+		return e
+	case errors.As(err, &streamErr):
+		// An error object in the middle of a stream (HTTP status 200).
+		var body struct {
+			Error struct {
+				Message string `json:"message"`
+				Type    string `json:"type"`
+				Code    any    `json:"code"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(streamErr.Event.Data, &body)
+		code, _ := body.Error.Code.(string)
+		e.Kind = kindOf(0, body.Error.Type, code)
+		e.Message = p.redact(joinNonEmpty("error in stream", body.Error.Type, code, body.Error.Message))
+		return e
+	case res != nil && res.StatusCode >= 400:
+		// An error body the SDK could not decode, such as a proxy's page.
+		e.Status = res.StatusCode
+		e.RetryAfter = retryAfter(res.Header)
+		e.Kind = kindOf(res.StatusCode, "", "")
+		e.Message = p.redact(err.Error())
+		return e
+	case errors.Is(err, context.DeadlineExceeded):
+		e.Kind, e.Err, e.Message = llm.ErrTimeout, context.DeadlineExceeded, "the server did not answer in time"
+		return e
+	case errors.Is(err, errBadResponse), errors.As(err, &syntaxErr), errors.As(err, &typeErr):
+		e.Kind = llm.ErrBadResponse
+	case res != nil && !brokenConnection(err):
+		// The server answered 2xx with something the SDK could not use,
+		// such as an HTML page.
+		e.Kind = llm.ErrBadResponse
+	default:
+		e.Kind = llm.ErrNetwork
+	}
+	e.Message = p.redact(err.Error())
+	e.Err = redactedError{msg: e.Message, cause: err}
+	return e
+}
+
+// brokenConnection reports whether err is the transport failing rather than
+// the answer being unusable.
+func brokenConnection(err error) bool {
+	var opErr *net.OpError
+	return errors.As(err, &opErr) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// kindOf classifies an API error by HTTP status (0 for an error inside a
+// stream), error type and code.
+func kindOf(status int, typ, code string) llm.ErrorKind {
+	switch {
+	case code == "insufficient_quota" || typ == "insufficient_quota" || code == "billing_hard_limit_reached" || status == http.StatusPaymentRequired:
+		return llm.ErrQuota
+	case status == http.StatusUnauthorized || status == http.StatusForbidden || code == "invalid_api_key":
+		return llm.ErrAuth
+	case status == http.StatusTooManyRequests || code == "rate_limit_exceeded":
+		return llm.ErrRateLimit
+	case status == http.StatusRequestTimeout:
+		return llm.ErrTimeout
+	case status >= 500 || typ == "server_error" || code == "server_error":
+		return llm.ErrServer
+	case status >= 400:
+		return llm.ErrBadRequest
+	}
+	return llm.ErrServer
+}
+
+// retryAfter reads retry-after-ms (milliseconds) or Retry-After (seconds or
+// an HTTP date). It returns 0 when neither is usable.
+func retryAfter(h http.Header) time.Duration {
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s > 0 {
+			return time.Duration(s * float64(time.Second))
+		}
+		return 0
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// keyLike matches API keys of the common shapes (OpenAI sk-…, OpenRouter
+// sk-or-…), even partly masked, so that a server echoing one does not put it
+// in our logs.
+var keyLike = regexp.MustCompile(`\bsk-[A-Za-z0-9_\-*]{6,}`)
+
+// redact removes the provider's key and anything shaped like a key from s,
+// and bounds its length.
+func (p *Provider) redact(s string) string {
+	if p.key != "" {
+		s = strings.ReplaceAll(s, p.key, "[redacted]")
+	}
+	s = keyLike.ReplaceAllString(s, "sk-[redacted]")
+	s = strings.TrimSpace(s)
+	if len(s) > maxMessage {
+		s = strings.ToValidUTF8(s[:maxMessage], "") + "…"
+	}
+	return s
+}
+
+func joinNonEmpty(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, ": ")
+}
+
+// redactedError keeps the cause of a failure for errors.Is and errors.As
+// while its text is the redacted message.
+type redactedError struct {
+	msg   string
+	cause error
+}
+
+func (e redactedError) Error() string { return e.msg }
+func (e redactedError) Unwrap() error { return e.cause }
