@@ -53,7 +53,7 @@ type Provider struct {
 	// Stream selects streaming calls (default true).
 	Stream *bool `yaml:"stream"`
 	// Headers are sent with every request (gateways, OpenRouter attribution).
-	Headers map[string]string `yaml:"headers"`
+	Headers map[string]Secret `yaml:"headers"`
 }
 
 // Model is the pricing of one model, in US dollars per million tokens.
@@ -182,7 +182,7 @@ type MCPServer struct {
 	Args        []string          `yaml:"args"`
 	Env         map[string]string `yaml:"env"`
 	URL         string            `yaml:"url"`
-	Headers     map[string]string `yaml:"headers"`
+	Headers     map[string]Secret `yaml:"headers"`
 	Enabled     *bool             `yaml:"enabled"`
 	ToolsAllow  []string          `yaml:"tools_allowed"`
 	ToolsDeny   []string          `yaml:"tools_denied"`
@@ -197,7 +197,7 @@ type RestTool struct {
 	Description string            `yaml:"description"`
 	Method      string            `yaml:"method"`
 	URL         string            `yaml:"url"`
-	Headers     map[string]string `yaml:"headers"`
+	Headers     map[string]Secret `yaml:"headers"`
 	Parameters  map[string]any    `yaml:"parameters"` // JSON Schema
 	Body        any               `yaml:"body"`
 	Queue       string            `yaml:"queue"`

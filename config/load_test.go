@@ -252,7 +252,7 @@ func TestSecretsNeverAppear(t *testing.T) {
 	t.Run("a loaded configuration dumps without secrets", func(t *testing.T) {
 		t.Parallel()
 		cfg := mustLoad(t, map[string]string{
-			"slackbot.yaml": strings.Replace(baseConfig, "type: openai", "type: openai\n      api_key: ${KEY}", 1) +
+			"slackbot.yaml": strings.Replace(baseConfig, "type: openai", "type: openai\n      api_key: ${KEY}\n      headers:\n        Authorization: Bearer ${KEY}", 1) +
 				"slack:\n  bot_token: " + skKey + "\n  app_token: ${KEY}\nstate:\n  backend: redis\n  redis_url: redis://:${KEY}@localhost:6379\n",
 		}, "KEY", secret)
 		if cfg.LLM.Providers["openai"].APIKey.Reveal() != secret {

@@ -62,7 +62,7 @@ func New(name string, cfg config.Provider) (*Provider, error) {
 		return nil, fmt.Errorf("llm provider %q: base_url %q is not an http(s) URL", name, cfg.BaseURL)
 	}
 	opts := []option.RequestOption{
-		option.WithHTTPClient(&http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}),
+		option.WithHTTPClient(&http.Client{Transport: transport()}),
 		option.WithBaseURL(base),
 		option.WithMaxRetries(0),
 	}
@@ -75,7 +75,7 @@ func New(name string, cfg config.Provider) (*Provider, error) {
 	}
 	slices.Sort(headers)
 	for _, k := range headers {
-		opts = append(opts, option.WithHeader(k, cfg.Headers[k]))
+		opts = append(opts, option.WithHeader(k, cfg.Headers[k].Reveal()))
 	}
 	host := strings.ToLower(u.Hostname())
 	return &Provider{
@@ -244,4 +244,14 @@ func finishReason(r string, hasCalls bool) llm.FinishReason {
 		return llm.FinishFilter
 	}
 	return llm.FinishOther
+}
+
+// transport is a private copy of the default transport, so that this
+// provider's connections are its own; when the default has been replaced
+// (tracing middleware), that replacement is used as it is.
+func transport() http.RoundTripper {
+	if t, ok := http.DefaultTransport.(*http.Transport); ok {
+		return t.Clone()
+	}
+	return http.DefaultTransport
 }

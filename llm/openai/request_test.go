@@ -131,7 +131,7 @@ func TestAuthAndHeaders(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t, llmtest.Reply{}, llmtest.Reply{})
 	p := newProvider(t, srv, func(c *config.Provider) {
-		c.Headers = map[string]string{"HTTP-Referer": "https://example.com", "X-Title": "slackbot"}
+		c.Headers = map[string]config.Secret{"HTTP-Referer": "https://example.com", "X-Title": "slackbot"}
 	})
 	if _, err := p.Complete(context.Background(), userRequest(false)); err != nil {
 		t.Fatal(err)
