@@ -114,6 +114,9 @@ func withAgent(f func(a *config.Agent)) option {
 	}
 }
 
+// withToolOptions sets the Orchestrator's options.
+func withToolOptions(o tools.Options) option { return func(c *harnessConfig) { c.orchOpts = o } }
+
 // withFormat sets Input.Format, as the Slack headend does.
 func withFormat(f string) option { return func(c *harnessConfig) { c.format = f } }
 
@@ -269,6 +272,22 @@ func finalReport(status, content string) llmtest.Reply {
 }
 
 func text(s string) llmtest.Reply { return llmtest.Reply{Text: s} }
+
+// sequence returns the replies one by one, for responders that adjust
+// them to the request; past the end it answers with an empty reply.
+func sequence(replies ...llmtest.Reply) func() llmtest.Reply {
+	var mu sync.Mutex
+	return func() llmtest.Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(replies) == 0 {
+			return llmtest.Reply{}
+		}
+		r := replies[0]
+		replies = replies[1:]
+		return r
+	}
+}
 
 // ---- reading what the model was sent ----
 

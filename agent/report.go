@@ -289,6 +289,12 @@ var (
 	attrRe    = regexp.MustCompile(`([a-zA-Z_]+)\s*=\s*"([^"]*)"`)
 )
 
+// hasForeignWrapper reports whether text holds a final-answer wrapper at
+// all; called when none carries the session's nonce.
+func hasForeignWrapper(text string) bool {
+	return strings.Contains(text, "<ai-agent-") && xmlOpenRe.MatchString(text)
+}
+
 // find returns the wrapped content and the wrapper's attributes.
 func (x *xmlFinal) find(text string) (content string, attrs map[string]string, ok bool) {
 	if !strings.Contains(text, "<ai-agent-") {

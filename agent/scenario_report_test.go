@@ -301,3 +301,25 @@ func jsonEqual(t *testing.T, a, b string) bool {
 	}
 	return reflect.DeepEqual(x, y)
 }
+
+func TestAtTheLastChanceABadStatusIsAcceptedAsPartial(t *testing.T) {
+	t.Parallel()
+	args := `{"status":"finished","report_format":"markdown","report_content":"Most of it."}`
+	h := newHarness(t, withAgent(func(a *config.Agent) { a.MaxTurns = 1 }), script(
+		callTool(FinalReportTool, args),
+		callTool(FinalReportTool, args),
+	))
+	res := h.run("Answer.")
+	wantReport(t, res, StatusPartial, SourceToolCall)
+	if res.Report.Content != "Most of it." {
+		t.Errorf("content = %q", res.Report.Content)
+	}
+	if res.Report.Time.IsZero() {
+		t.Errorf("the report has no time")
+	}
+	wantTurns(t, res, 2)
+	reqs := h.wantRequests(2)
+	if got := lastToolResult(t, reqs[1]); !strings.Contains(got, `(got "finished")`) {
+		t.Errorf("the first refusal = %q", got)
+	}
+}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -211,15 +212,22 @@ func TestToolCallsOfOneTurnRunInParallel(t *testing.T) {
 }
 
 func TestTwoFinalReportsInOneTurnKeepTheFirstAndTellTheSecondItWasIgnored(t *testing.T) {
-	t.Parallel()
-	// The model's order decides which report stands, not which goroutine
-	// happens to finish first: run it enough times to see a race.
+	// Not parallel: it changes GOMAXPROCS. The model's order must decide
+	// which report stands, not which goroutine happens to run first; on one
+	// P the scheduler runs the goroutine started last first, so a
+	// first-come capture shows there every time, and on all Ps sometimes.
 	for i := range 20 {
+		procs := runtime.NumCPU()
+		if i%2 == 0 {
+			procs = 1
+		}
+		prev := runtime.GOMAXPROCS(procs)
 		h := newHarness(t, script(llmtest.Reply{ToolCalls: []llmtest.ToolCall{
 			{ID: "first", Name: FinalReportTool, Arguments: reportArgs(StatusSuccess, "First answer.")},
 			{ID: "second", Name: FinalReportTool, Arguments: reportArgs(StatusPartial, "Second answer.")},
 		}}))
 		res := h.run("Answer.")
+		runtime.GOMAXPROCS(prev)
 		wantReport(t, res, StatusSuccess, SourceToolCall)
 		if res.Report.Content != "First answer." {
 			t.Fatalf("run %d: report = %q, want the first one", i, res.Report.Content)
@@ -396,5 +404,23 @@ func TestBuiltinsAreOfferedOnlyWhenAGlobMatchesThem(t *testing.T) {
 	}
 	if strings.Contains(reqs[0].System, BatchTool) {
 		t.Errorf("the system prompt mentions %s, which is not offered", BatchTool)
+	}
+}
+
+func TestAnOversizedToolResultIsCutAndFlagged(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("0123456789", 100)
+	h := newHarness(t, withToolOptions(tools.Options{MaxResultBytes: 200}), withTools(toolbox{"big": constant(tools.Result{Content: big})}),
+		script(callTool("test__big", `{}`), finalReport(StatusSuccess, "Read it.")))
+	res := h.run("Read.")
+	wantReport(t, res, StatusSuccess, SourceToolCall)
+	reqs := h.wantRequests(2)
+	got := lastToolResult(t, reqs[1])
+	if len(got) > 200 || !strings.HasPrefix(got, "0123") || !strings.HasSuffix(got, "789") {
+		t.Errorf("the model received %d bytes: %q", len(got), got)
+	}
+	fin := h.events.ofKind(EventToolFinished)
+	if len(fin) == 0 || !fin[0].Tool.Oversize || fin[0].Tool.ResultBytes != len(got) || !fin[0].Tool.OK {
+		t.Errorf("tool_finished = %+v", fin[0].Tool)
 	}
 }

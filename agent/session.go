@@ -137,13 +137,12 @@ func (r *Runner) newSession(in Input) (*session, error) {
 	if a == nil {
 		return nil, errors.New("no agent given")
 	}
-	s := &session{r: r, a: a, in: in, id: in.SessionID, format: in.Format, obs: in.Observer}
-	if s.format == "" {
-		s.format = a.Output.Format
+	ts, err := r.toolSet(a, formatOf(in))
+	if err != nil {
+		return nil, err
 	}
-	if s.format == "" {
-		s.format = config.FormatMarkdown
-	}
+	a = withLimits(a)
+	s := &session{r: r, a: a, in: in, id: in.SessionID, format: formatOf(in), obs: in.Observer, toolSet: ts}
 	if s.id == "" {
 		s.id = randomID(8)
 	}
@@ -167,11 +166,6 @@ func (r *Runner) newSession(in Input) (*session, error) {
 	}
 	s.chain = &llm.Chain{Targets: targets, MaxRetries: a.MaxRetries, Timeout: a.LLMTimeout.D(), Backoff: r.Backoff,
 		OnRetry: s.onRetry}
-	ts, err := r.toolSet(a, s.format)
-	if err != nil {
-		return nil, err
-	}
-	s.toolSet = ts
 	return s, nil
 }
 
@@ -318,7 +312,7 @@ func (s *session) loop(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return s.fail(ctx.Err(), "The request was cancelled before an answer was ready.")
 			}
-			return s.fail(err, "The model could not be reached, so there is no answer: "+err.Error())
+			return s.fail(err, unreachable(err))
 		}
 		s.handleReply(ctx, resp, final)
 		s.turnOp.finish(true, s.now())
@@ -385,7 +379,12 @@ func (s *session) callModel(ctx context.Context, final bool) (*llm.Response, err
 	resp, err := s.chain.Complete(ctx, req)
 	if err != nil {
 		op.finish(false, s.now())
-		s.emit(Event{Kind: EventLLMCall, Op: op, LLM: &LLMCallInfo{Err: err.Error()}})
+		info := &LLMCallInfo{Err: err.Error()}
+		var le *llm.Error
+		if errors.As(err, &le) {
+			info.Provider, info.Model = le.Provider, le.Model
+		}
+		s.emit(Event{Kind: EventLLMCall, Op: op, LLM: info})
 		return nil, err
 	}
 	op.Name = resp.Provider + "/" + resp.Model
@@ -411,25 +410,42 @@ func (s *session) handleReply(ctx context.Context, resp *llm.Response, final boo
 	s.appendMsg(msg)
 
 	// The XML wrapper with this session's nonce is a final answer wherever
-	// the model writes it.
+	// the model writes it. One that cannot be adopted, or one with another
+	// nonce, is never taken as a plain-text answer either.
+	notice := ""
 	if content, attrs, ok := s.xml.find(msg.Content); ok {
-		if rep, _ := reportFromText(content, s.format, s.schema, SourceXML); rep != nil {
+		rep, problems := reportFromText(content, s.format, s.schema, SourceXML)
+		if rep != nil {
 			if st := attrs["status"]; st == StatusFailure || st == StatusPartial {
 				rep.Status = st
 			}
 			s.capture(rep, nil)
 			return
 		}
+		notice = "The answer in your final-answer wrapper was not accepted: " + strings.Join(problems, " ") +
+			"\nDeliver your answer by calling " + FinalReportTool + "."
+	} else if hasForeignWrapper(msg.Content) && !s.a.RestrictOutput {
+		// (Under restrict_output the text gets the restriction reminder
+		// and is never adopted anyway.)
+		notice = "The final-answer wrapper in your reply does not carry this session's nonce, so it was ignored. " +
+			"Deliver your answer by calling " + FinalReportTool + "."
 	}
-	if len(msg.ToolCalls) == 0 {
-		s.handleText(msg.Content, final)
-		return
+	if hasForeignWrapper(msg.Content) && notice != "" || s.a.RestrictOutput && hasForeignWrapper(msg.Content) {
+		s.emit(Event{Kind: EventNotice, Notice: "ignored a final-answer wrapper with a foreign nonce"})
 	}
-	s.runTools(ctx, msg.ToolCalls, final)
+	switch {
+	case len(msg.ToolCalls) > 0:
+		s.runTools(ctx, msg.ToolCalls, final)
+	case notice == "":
+		s.handleText(msg.Content, resp.FinishReason, final)
+	}
+	if notice != "" && s.report == nil {
+		s.system(notice)
+	}
 }
 
 // handleText acts on a reply without tool calls (DECISIONS.md §3).
-func (s *session) handleText(text string, final bool) {
+func (s *session) handleText(text string, finish llm.FinishReason, final bool) {
 	if strings.TrimSpace(text) == "" {
 		s.emit(Event{Kind: EventNotice, Notice: "empty reply"})
 		if !final {
@@ -454,6 +470,10 @@ func (s *session) handleText(text string, final bool) {
 	}
 	rep, problems := reportFromText(text, s.format, s.schema, SourceText)
 	if rep != nil {
+		if finish == llm.FinishLength {
+			// The answer was cut off at max_output_tokens.
+			rep.Status = StatusPartial
+		}
 		s.capture(rep, nil)
 		return
 	}
@@ -513,6 +533,46 @@ func (s *session) fail(err error, reason string) error {
 	return err
 }
 
+func formatOf(in Input) string {
+	switch {
+	case in.Format != "":
+		return in.Format
+	case in.Agent.Output.Format != "":
+		return in.Agent.Output.Format
+	}
+	return config.FormatMarkdown
+}
+
+// withLimits returns a with the built-in default for every limit left at
+// zero. config.Load already fills them; this keeps an Agent built in code
+// from making every turn final or refusing every call.
+func withLimits(a *config.Agent) *config.Agent {
+	d := config.BuiltinDefaults()
+	if a.MaxTurns > 0 && a.MaxToolCallsPerTurn > 0 && a.MaxOutputTokens > 0 && a.ContextWindow > 0 && a.RestrictionMessage != "" {
+		return a
+	}
+	c := *a
+	if c.MaxTurns <= 0 {
+		c.MaxTurns = d.MaxTurns
+	}
+	if c.MaxToolCallsPerTurn <= 0 {
+		c.MaxToolCallsPerTurn = d.MaxToolCallsPerTurn
+	}
+	if c.MaxOutputTokens <= 0 {
+		c.MaxOutputTokens = d.MaxOutputTokens
+	}
+	if c.ContextWindow <= 0 {
+		c.ContextWindow = d.ContextWindow
+		if c.ContextBuffer <= 0 {
+			c.ContextBuffer = d.ContextBuffer
+		}
+	}
+	if c.RestrictionMessage == "" {
+		c.RestrictionMessage = d.RestrictionMessage
+	}
+	return &c
+}
+
 func randomID(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
@@ -539,4 +599,29 @@ func jsonValue(v any) any {
 		return jsonNumber(t)
 	}
 	return v
+}
+
+// unreachable says, for the person waiting, why no model answered; the
+// technical error goes to the log with Result.Err.
+func unreachable(err error) string {
+	why := "the model service failed"
+	switch llm.KindOf(err) {
+	case llm.ErrAuth:
+		why = "the model service rejected the configured credentials"
+	case llm.ErrQuota:
+		why = "the model service's quota or credit is used up"
+	case llm.ErrRateLimit:
+		why = "the model service is limiting the rate of requests"
+	case llm.ErrTimeout:
+		why = "the model service did not answer in time"
+	case llm.ErrNetwork:
+		why = "the model service could not be reached"
+	case llm.ErrServer:
+		why = "the model service is failing or overloaded"
+	case llm.ErrBadRequest:
+		why = "the model service refused the request"
+	case llm.ErrBadResponse:
+		why = "the model service sent answers that could not be read"
+	}
+	return "There is no answer because " + why + ". Please try again later; if it persists, tell whoever runs this bot. (" + err.Error() + ")"
 }

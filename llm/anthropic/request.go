@@ -44,8 +44,17 @@ func params(req *llm.Request) (sdk.MessageNewParams, error) {
 	for i, m := range req.Messages {
 		switch m.Role {
 		case llm.RoleSystem:
-			if m.Content != "" {
+			// The leading system messages are the system prompt. A later
+			// one is an instruction for the next reply (a final-turn
+			// notice, a reminder); in the system prompt it would leave the
+			// conversation ending on the assistant, which the Messages API
+			// reads as a prefill to continue, so it travels as a user turn.
+			switch {
+			case m.Content == "":
+			case len(turns) == 0:
 				sys = append(sys, m.Content)
+			default:
+				turns = appendTurn(turns, llm.RoleUser, sdk.NewTextBlock(m.Content))
 			}
 		case llm.RoleUser:
 			if m.Content != "" {

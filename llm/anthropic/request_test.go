@@ -78,7 +78,9 @@ func TestRequestMapping(t *testing.T) {
 		t.Fatalf("the server refused the request: %s", rec.Invalid)
 	}
 
-	if rec.System != "You are a bot.\n\nAnswer in one line." {
+	// A system message after the conversation began travels as a user turn
+	// (see the last tool-result turn below), not in the system prompt.
+	if rec.System != "You are a bot." {
 		t.Errorf("system = %q", rec.System)
 	}
 	if rec.MaxTokens != anthropic.DefaultMaxTokens {
@@ -118,6 +120,7 @@ func TestRequestMapping(t *testing.T) {
 			{Type: "tool_result", ID: "call_1", Text: "3 results"},
 			{Type: "tool_result!", ID: "functions_fetch_1", Text: "arguments are not valid JSON"},
 			{Type: "text", Text: "Also check the docs"},
+			{Type: "text", Text: "Answer in one line."},
 		}},
 		{"assistant", []block{{Type: "text", Text: "Sure."}}},
 		{"user", []block{{Type: "text", Text: "Thanks"}}},

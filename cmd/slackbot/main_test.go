@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/slackbot/slackbot/llm/llmtest"
+)
+
+// setup writes a configuration whose only provider is the fake server, and
+// one agent file, and returns the configuration's path.
+func setup(t *testing.T, srv *llmtest.Server, format string) string {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := "llm:\n  providers:\n    fake:\n      type: openai\n      base_url: " + srv.URL() + "/v1/\n      api_key: sk-cli-SECRET999\n" +
+		"agents_dir: agents\ndefaults:\n  max_retries: 0\n"
+	agent := "---\ndescription: Test agent\nmodels: [fake/m1]\nmax_turns: 3\noutput:\n  format: " + format + "\n---\nYou answer questions.\n"
+	if err := os.MkdirAll(filepath.Join(dir, "agents"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "slackbot.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agents", "helper.md"), []byte(agent), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "slackbot.yaml")
+}
+
+func runCLI(args ...string) (string, string, error) {
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, strings.NewReader(""), &out, &errb)
+	return out.String(), errb.String(), err
+}
+
+func TestAskPrintsTheFinalReport(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "agent__final_report",
+		Arguments: `{"status":"success","report_format":"markdown","report_content":"Paris is the capital."}`}}})
+	cfg := setup(t, srv, "markdown")
+	out, stderr, err := runCLI("ask", "--config", cfg, "--agent", "helper", "Capital of France?")
+	if err != nil {
+		t.Fatalf("ask failed: %v\n%s", err, stderr)
+	}
+	if strings.TrimSpace(out) != "Paris is the capital." {
+		t.Fatalf("stdout = %q", out)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 || reqs[0].Model != "m1" || reqs[0].Messages[len(reqs[0].Messages)-1].Content != "Capital of France?" {
+		t.Fatalf("unexpected requests: %+v", reqs)
+	}
+}
+
+func TestAskInSlackFormatPrintsRepairedBlockKit(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "agent__final_report",
+		Arguments: `{"status":"success","report_format":"slack-block-kit","messages":[{"blocks":[{"type":"section","text":{"type":"mrkdwn","text":"**Paris** is the capital."}}]}]}`}}})
+	cfg := setup(t, srv, "markdown")
+	out, stderr, err := runCLI("ask", "--config", cfg, "--agent", "helper", "--format", "slack-block-kit", "--quiet", "Capital?")
+	if err != nil {
+		t.Fatalf("ask failed: %v\n%s", err, stderr)
+	}
+	var msgs []struct {
+		Text   string            `json:"text"`
+		Blocks []json.RawMessage `json:"blocks"`
+	}
+	if err := json.Unmarshal([]byte(out), &msgs); err != nil {
+		t.Fatalf("stdout is not a JSON array of messages: %v\n%s", err, out)
+	}
+	if len(msgs) != 1 || len(msgs[0].Blocks) != 1 || !strings.Contains(string(msgs[0].Blocks[0]), "*Paris* is the capital.") {
+		t.Fatalf("Markdown bold was not repaired to mrkdwn: %s", out)
+	}
+	if msgs[0].Text == "" {
+		t.Fatal("message has no notification text")
+	}
+	if got := srv.Requests()[0].ToolNames; len(got) == 0 || got[0] != "agent__final_report" {
+		t.Fatalf("tools offered: %v", got)
+	}
+}
+
+func TestAskWithAnUnreachableModelExitsWithTheReason(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t, llmtest.Reply{Status: 401, ErrorType: "invalid_api_key"})
+	cfg := setup(t, srv, "markdown")
+	out, stderr, err := runCLI("ask", "--config", cfg, "--agent", "helper", "Hello?")
+	var ec exitCode
+	if !errors.As(err, &ec) || ec != 1 {
+		t.Fatalf("err = %v, want exit status 1", err)
+	}
+	if !strings.Contains(out, "could not be reached") || !strings.Contains(out, "auth") {
+		t.Fatalf("stdout does not say why: %q", out)
+	}
+	if strings.Contains(out+stderr, "SECRET999") {
+		t.Fatal("the API key leaked to the terminal")
+	}
+}
+
+func TestCommandLineMistakesAreUsageErrors(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	cfg := setup(t, srv, "markdown")
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no command", nil, "Usage:"},
+		{"an unknown command", []string{"fly"}, `unknown command "fly"`},
+		{"ask without an agent", []string{"ask", "--config", cfg, "question"}, "usage: slackbot ask"},
+		{"ask without a question", []string{"ask", "--config", cfg, "--agent", "helper"}, "usage: slackbot ask"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, err := runCLI(tc.args...)
+			if !errors.Is(err, errUsage) || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("err = %v, stderr = %q", err, stderr)
+			}
+		})
+	}
+	if len(srv.Requests()) != 0 {
+		t.Fatal("a usage error reached the model")
+	}
+}
+
+func TestAskNamesWhatIsWrong(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	cfg := setup(t, srv, "markdown")
+	if _, _, err := runCLI("ask", "--config", cfg, "--agent", "helper", "--format", "html", "q"); err == nil || !strings.Contains(err.Error(), "slack-block-kit") {
+		t.Fatalf("a bad format should list the formats: %v", err)
+	}
+	if _, _, err := runCLI("ask", "--config", cfg, "--agent", "nobody", "q"); err == nil || !strings.Contains(err.Error(), `no agent named "nobody"`) || !strings.Contains(err.Error(), "helper") {
+		t.Fatalf("an unknown agent should list the agents: %v", err)
+	}
+	if _, _, err := runCLI("ask", "--config", filepath.Join(t.TempDir(), "missing.yaml"), "--agent", "helper", "q"); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Fatalf("a missing config should be named: %v", err)
+	}
+}
+
+func TestAgentsListsAndValidates(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	cfg := setup(t, srv, "json")
+	out, _, err := runCLI("agents", "--config", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "helper") || !strings.Contains(out, "json") || !strings.Contains(out, "fake/m1") || !strings.Contains(out, "1 agents, all valid") {
+		t.Fatalf("stdout = %q", out)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	out, _, err := runCLI("version")
+	if err != nil || out != "slackbot dev\n" {
+		t.Fatalf("out = %q, err = %v", out, err)
+	}
+}
+
+func TestTheExampleConfigurationLoads(t *testing.T) {
+	t.Parallel()
+	out, _, err := runCLI("agents", "--config", "../../slackbot.example.yaml")
+	if err != nil || !strings.Contains(out, "assistant") {
+		t.Fatalf("the shipped example does not load: %v\n%s", err, out)
+	}
+}
+
+func TestChatKeepsTheConversation(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Text: "Hello, Ada."},
+		llmtest.Reply{Text: "You are Ada."},
+	)
+	cfg := setup(t, srv, "markdown")
+	var out, errb bytes.Buffer
+	err := run(context.Background(), []string{"chat", "--config", cfg, "--agent", "helper"}, strings.NewReader("I am Ada.\nWho am I?\n"), &out, &errb)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if out.String() != "Hello, Ada.\nYou are Ada.\n" {
+		t.Fatalf("stdout = %q", out.String())
+	}
+	second := srv.Requests()[1].Messages
+	var texts []string
+	for _, m := range second { // the system prompt is in Recorded.System
+		texts = append(texts, string(m.Role)+":"+m.Content)
+	}
+	if strings.Join(texts, "|") != "user:I am Ada.|assistant:Hello, Ada.|user:Who am I?" {
+		t.Fatalf("the second session did not see the first: %v", texts)
+	}
+}
