@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slackbot/slackbot/blockkit"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/tools"
 )
@@ -45,8 +46,13 @@ type Report struct {
 	// ContentJSON is the answer of a json-format session.
 	ContentJSON map[string]any
 	// Messages are the Block Kit messages of a slack-block-kit session, as
-	// the model wrote them; the headend repairs them with blockkit.
+	// the model wrote them.
 	Messages json.RawMessage
+	// Slack are those messages repaired to pass Slack's checks (or built
+	// from Content when they are unusable), and Repairs what repair changed:
+	// set for every slack-block-kit report when it is captured.
+	Slack    []blockkit.Message
+	Repairs  []blockkit.Change
 	Metadata map[string]any
 	Source   Source
 	// Reason explains a synthetic report (and is its Content too).

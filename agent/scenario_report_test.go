@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slackbot/slackbot/blockkit"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/llmtest"
@@ -101,11 +102,16 @@ func TestASlackFinalReportKeepsItsMessagesOrFallsBackToReportContent(t *testing.
 		args     string
 		messages string
 		content  string
+		slack    string // the repaired section text
+		repaired bool
 	}{
 		{"messages are kept as the model wrote them",
-			`{"status":"success","report_format":"slack-block-kit","messages":` + blocks + `,"report_content":"**Done**"}`, blocks, "**Done**"},
+			`{"status":"success","report_format":"slack-block-kit","messages":` + blocks + `,"report_content":"**Done**"}`, blocks, "**Done**", "*Done*", false},
 		{"empty messages fall back to report_content",
-			`{"status":"success","report_format":"slack-block-kit","messages":[],"report_content":"Only **Markdown**."}`, "", "Only **Markdown**."},
+			`{"status":"success","report_format":"slack-block-kit","messages":[],"report_content":"Only **Markdown**."}`, "", "Only **Markdown**.", "Only *Markdown*.", true},
+		{"Markdown inside the blocks is repaired",
+			`{"status":"success","report_format":"slack-block-kit","messages":[{"blocks":[{"type":"section","text":{"type":"mrkdwn","text":"See [docs](https://x.example)"}}]}]}`,
+			`[{"blocks":[{"type":"section","text":{"type":"mrkdwn","text":"See [docs](https://x.example)"}}]}]`, "", "See <https://x.example|docs>", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,6 +124,21 @@ func TestASlackFinalReportKeepsItsMessagesOrFallsBackToReportContent(t *testing.
 			}
 			if !jsonEqual(t, string(res.Report.Messages), tt.messages) {
 				t.Errorf("messages = %s, want %s", res.Report.Messages, tt.messages)
+			}
+			if len(res.Report.Slack) != 1 || blockkit.Validate(res.Report.Slack[0]) != nil {
+				t.Fatalf("repaired messages = %s", dump(res.Report.Slack))
+			}
+			raw, _ := json.Marshal(res.Report.Slack[0])
+			var msg struct {
+				Blocks []struct {
+					Text struct{ Text string } `json:"text"`
+				} `json:"blocks"`
+			}
+			if err := json.Unmarshal(raw, &msg); err != nil || len(msg.Blocks) != 1 || msg.Blocks[0].Text.Text != tt.slack {
+				t.Errorf("repaired message %s, want the section text %q", raw, tt.slack)
+			}
+			if (len(res.Report.Repairs) > 0) != tt.repaired || h.events.hasNotice("Block Kit repaired") != tt.repaired {
+				t.Errorf("repairs %v, notices %v; want repaired=%v", res.Report.Repairs, h.events.notices(), tt.repaired)
 			}
 			reqs := h.wantRequests(1)
 			if !strings.Contains(reqs[0].System, "mrkdwn") || !strings.Contains(reqs[0].System, "2900") {

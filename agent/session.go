@@ -19,6 +19,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/slackbot/slackbot/blockkit"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/tools"
@@ -487,6 +488,12 @@ func (s *session) capture(r *Report, notes []string) bool {
 	if s.report != nil {
 		return false
 	}
+	if r.Format == config.FormatSlackBlockKit {
+		r.Slack, r.Repairs = blockkit.Repair(r.Messages, r.Content)
+		if len(r.Repairs) > 0 {
+			notes = append(notes, fmt.Sprintf("Block Kit repaired (%s)", repairKinds(r.Repairs)))
+		}
+	}
 	s.report = r
 	if len(notes) > 0 {
 		s.emit(Event{Kind: EventNotice, Notice: "final report: " + strings.Join(notes, "; ")})
@@ -624,4 +631,21 @@ func unreachable(err error) string {
 		why = "the model service sent answers that could not be read"
 	}
 	return "There is no answer because " + why + ". Please try again later; if it persists, tell whoever runs this bot. (" + err.Error() + ")"
+}
+
+// repairKinds summarises repairs for the log: each kind with its count.
+func repairKinds(changes []blockkit.Change) string {
+	counts := map[string]int{}
+	var order []string
+	for _, c := range changes {
+		if counts[c.Kind] == 0 {
+			order = append(order, c.Kind)
+		}
+		counts[c.Kind]++
+	}
+	parts := make([]string, len(order))
+	for i, k := range order {
+		parts[i] = fmt.Sprintf("%s×%d", k, counts[k])
+	}
+	return strings.Join(parts, ", ")
 }

@@ -15,7 +15,6 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/slackbot/slackbot/agent"
-	"github.com/slackbot/slackbot/blockkit"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/anthropic"
@@ -179,13 +178,10 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 // into a JSON array, JSON indented, text as it is.
 func printReport(w io.Writer, r *agent.Report) error {
 	if r.Format == config.FormatSlackBlockKit {
-		msgs, _ := blockkit.Repair(r.Messages, r.Content)
-		b, err := json.MarshalIndent(msgs, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(w, string(b))
-		return err
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false) // keep Slack's <url|label> and &amp; readable
+		enc.SetIndent("", "  ")
+		return enc.Encode(r.Slack)
 	}
 	_, err := fmt.Fprintln(w, r.Text())
 	return err

@@ -93,7 +93,7 @@ func TestAskWithAnUnreachableModelExitsWithTheReason(t *testing.T) {
 	if !errors.As(err, &ec) || ec != 1 {
 		t.Fatalf("err = %v, want exit status 1", err)
 	}
-	if !strings.Contains(out, "could not be reached") || !strings.Contains(out, "auth") {
+	if !strings.Contains(out, "rejected the configured credentials") || !strings.Contains(out, "HTTP 401") {
 		t.Fatalf("stdout does not say why: %q", out)
 	}
 	if strings.Contains(out+stderr, "SECRET999") {
