@@ -1,0 +1,475 @@
+package blockkit
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/slack-go/slack"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	east "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+// FromMarkdown converts Markdown to one or more Block Kit messages, each of
+// which passes Validate. Top-level headings become header blocks (a heading
+// with a link stays a bold line, because plain_text cannot link), rules become
+// dividers, GFM tables become a table block where Slack allows one, and
+// everything else becomes mrkdwn sections: consecutive small blocks share a
+// section up to SectionTextMax, longer text is split with SplitMrkdwn. A new
+// message starts past MaxBlocks blocks or MaxMessageChars characters of block
+// text, and after each table block (see table.go).
+//
+// Input with no visible content (empty, whitespace, only rules or link
+// reference definitions) yields no messages: what to post then is the
+// caller's decision, not a converter's.
+func FromMarkdown(markdown string) []Message {
+	src := []byte(markdown)
+	doc := parseMarkdown(src)
+	w := newRenderer(src, false)
+	// Every section's text is a slice of this one buffer: units that share
+	// a section are written next to each other, "\n\n" between them.
+	w.b.Grow(len(src) + len(src)/8 + 64)
+	b := &messageBuilder{w: w}
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		switch n := n.(type) {
+		case *ast.Heading:
+			if !hasLink(n) {
+				b.heading(flatPlain(src, n))
+				continue
+			}
+			// A header is plain_text and would drop the URL: keep the
+			// heading as a bold line whose links and mentions still work.
+			b.beginText()
+			w.block(n)
+			b.endText()
+		case *ast.ThematicBreak:
+			b.flushSection()
+			b.add(slack.NewDividerBlock(), 0)
+		case *east.Table:
+			rows, aligns := tableRows(src, n)
+			if tb, chars, ok := tableBlock(rows, aligns); ok {
+				b.flushSection()
+				b.add(tb, chars)
+				continue
+			}
+			b.beginText()
+			w.codeBlock(alignedTable(rows, aligns))
+			b.endText()
+		default:
+			if w.invisible(n) {
+				continue
+			}
+			b.beginText()
+			w.block(n)
+			b.endText()
+		}
+	}
+	return b.finish()
+}
+
+// hasLink reports whether n holds a link Slack can open or a Slack token (a
+// mention in plain_text would show as a raw ID).
+func hasLink(n ast.Node) bool {
+	found := false
+	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
+		switch c := c.(type) {
+		case *ast.Link:
+			found = found || linkable(decodeURL(c.Destination))
+		case *ast.Image:
+			found = found || linkable(decodeURL(c.Destination))
+		case *ast.AutoLink, *slackToken:
+			found = true
+		}
+		if found {
+			return ast.WalkStop, nil
+		}
+		return ast.WalkContinue, nil
+	})
+	return found
+}
+
+// messageBuilder packs converted blocks into messages.
+type messageBuilder struct {
+	w      *renderer // its buffer holds all section text
+	msgs   []Message
+	blocks []slack.Block
+	chars  int // block text characters in blocks
+
+	unit             int // buffer offset where the unit being written starts
+	secStart, secEnd int // the pending section: w.b[secStart:secEnd]
+	sectionChars     int
+}
+
+// heading adds a header block. Text over HeaderTextMax is cut at a word
+// boundary with "…" and continues as a bold line, so nothing is lost.
+func (b *messageBuilder) heading(plain string) {
+	if plain == "" {
+		return
+	}
+	b.flushSection()
+	head, rest := plain, ""
+	if charCount(plain) > HeaderTextMax {
+		head, rest = cutWords(plain, HeaderTextMax-1)
+		head += "…"
+	}
+	b.add(slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, head, true, false)), charCount(head))
+	if rest != "" {
+		rest = "…" + neutralMrkdwn(rest)
+		if charCount(rest) <= SectionTextMax-2 {
+			rest = "*" + rest + "*" // bold unless it must be split
+		}
+		b.beginText()
+		b.w.b.WriteString(rest)
+		b.endText()
+	}
+}
+
+// beginText starts a unit of mrkdwn in the buffer, after the separator it
+// needs if it joins the pending section.
+func (b *messageBuilder) beginText() {
+	if b.sectionChars > 0 {
+		b.w.b.WriteString("\n\n")
+	}
+	b.w.lineStart, b.w.last, b.w.closed = true, 0, false
+	b.unit = b.w.b.Len()
+}
+
+// endText adds the unit just written to the pending section when it fits,
+// else flushes that section and starts a new one, or splits a unit too long
+// for any section over several.
+func (b *messageBuilder) endText() {
+	buf := b.w.b.String()
+	end := len(strings.TrimRight(buf, " \n"))
+	if end <= b.unit || strings.TrimSpace(buf[b.unit:end]) == "" {
+		return
+	}
+	unit := buf[b.unit:end]
+	n := charCount(unit)
+	if n > SectionTextMax {
+		b.flushSection()
+		for _, piece := range SplitMrkdwn(unit, SectionTextMax) {
+			b.add(sectionBlock(piece), charCount(piece))
+		}
+		return
+	}
+	if b.sectionChars > 0 {
+		if joined := b.sectionChars + charCount(buf[b.secEnd:b.unit]) + n; joined <= SectionTextMax {
+			b.secEnd, b.sectionChars = end, joined
+			return
+		}
+		b.flushSection()
+	}
+	b.secStart, b.secEnd, b.sectionChars = b.unit, end, n
+}
+
+func (b *messageBuilder) flushSection() {
+	if b.sectionChars == 0 {
+		return
+	}
+	n := b.sectionChars
+	b.sectionChars = 0
+	b.add(sectionBlock(b.w.b.String()[b.secStart:b.secEnd]), n)
+}
+
+func sectionBlock(text string) *slack.SectionBlock {
+	return slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, nil)
+}
+
+// add appends a block, starting a new message when this one is full. A table
+// block always ends its message: Slack allows one table per message and
+// renders it after the other blocks, so text written after a table must go
+// to the next message to keep the reading order.
+func (b *messageBuilder) add(block slack.Block, chars int) {
+	_, divider := block.(*slack.DividerBlock)
+	if divider && len(b.blocks) == 0 {
+		return
+	}
+	if len(b.blocks) >= MaxBlocks || b.chars+chars > MaxMessageChars {
+		b.endMessage(true)
+	}
+	b.blocks = append(b.blocks, block)
+	b.chars += chars
+	if _, table := block.(*slack.TableBlock); table {
+		b.endMessage(false)
+	}
+}
+
+// endMessage closes the current message. Trailing dividers are dropped, and
+// when more content follows a header that ended up last moves to the next
+// message, next to the content it introduces.
+func (b *messageBuilder) endMessage(more bool) {
+	for len(b.blocks) > 0 {
+		if _, ok := b.blocks[len(b.blocks)-1].(*slack.DividerBlock); !ok {
+			break
+		}
+		b.blocks = b.blocks[:len(b.blocks)-1]
+	}
+	var carry slack.Block
+	carryChars := 0
+	if more && len(b.blocks) > 1 {
+		if h, ok := b.blocks[len(b.blocks)-1].(*slack.HeaderBlock); ok {
+			carry, carryChars = h, charCount(h.Text.Text)
+			b.blocks = b.blocks[:len(b.blocks)-1]
+		}
+	}
+	if len(b.blocks) > 0 {
+		b.msgs = append(b.msgs, Message{Text: fallbackText(b.blocks), Blocks: b.blocks})
+	}
+	b.blocks, b.chars = nil, 0
+	if carry != nil {
+		b.blocks, b.chars = []slack.Block{carry}, carryChars
+	}
+}
+
+func (b *messageBuilder) finish() []Message {
+	b.flushSection()
+	b.endMessage(false)
+	return b.msgs
+}
+
+// cutWords splits s after at most max runes, at the last space if there is
+// one in the second half, and trims the space between the two parts.
+func cutWords(s string, max int) (head, rest string) {
+	end, runes, lastSpace := len(s), 0, -1
+	for i, r := range s {
+		if runes == max {
+			end = i
+			break
+		}
+		if r == ' ' && runes > max/2 {
+			lastSpace = i
+		}
+		runes++
+	}
+	if end == len(s) {
+		return s, ""
+	}
+	if lastSpace > 0 && s[end] != ' ' {
+		end = lastSpace
+	}
+	return strings.TrimRight(s[:end], " "), strings.TrimLeft(s[end:], " ")
+}
+
+// neutralMrkdwn escapes plain text for mrkdwn and keeps any marker
+// characters literal (see the lookalike constants in mrkdwn.go).
+func neutralMrkdwn(s string) string {
+	var sb strings.Builder
+	for _, r := range s {
+		switch r {
+		case '&':
+			sb.WriteString("&amp;")
+		case '<':
+			sb.WriteString("&lt;")
+		case '>':
+			sb.WriteString("&gt;")
+		case '*', '_', '~', '`':
+			sb.WriteRune(lookalike(r))
+		default:
+			sb.WriteRune(r)
+		}
+	}
+	return sb.String()
+}
+
+// flatPlain renders n's inline content as one line of plain text.
+func flatPlain(src []byte, n ast.Node) string {
+	w := newRenderer(src, true)
+	w.flat = 1
+	w.inlines(n)
+	return collapseSpaces(w.b.String())
+}
+
+// collapseSpaces trims s and turns each run of whitespace into one space.
+func collapseSpaces(s string) string {
+	s = strings.TrimSpace(s)
+	clean := true
+	for i := 0; i < len(s) && clean; i++ {
+		c := s[i]
+		clean = c != '\n' && c != '\t' && c != '\r' && !(c == ' ' && i+1 < len(s) && s[i+1] == ' ')
+	}
+	if clean {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// markdownParser is goldmark with GitHub's extensions plus Slack token
+// recognition. goldmark parsers are safe for concurrent use once built, and
+// building one per call would cost more than most conversions.
+var markdownParser = newMarkdownParser()
+
+func newMarkdownParser() parser.Parser {
+	blockParsers := parser.DefaultBlockParsers()
+	for i, p := range blockParsers {
+		if p.Value == parser.NewHTMLBlockParser() {
+			blockParsers[i].Value = slackAwareHTMLBlockParser{parser.NewHTMLBlockParser()}
+		}
+	}
+	inlineParsers := append(parser.DefaultInlineParsers(), util.Prioritized(slackTokenParser{}, 250))
+	p := parser.NewParser(
+		parser.WithBlockParsers(blockParsers...),
+		parser.WithInlineParsers(inlineParsers...),
+		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+	)
+	return goldmark.New(goldmark.WithParser(p), goldmark.WithExtensions(extension.GFM)).Parser()
+}
+
+func parseMarkdown(src []byte) ast.Node {
+	return markdownParser.Parse(text.NewReader(src))
+}
+
+// slackToken is a Slack <…> token the model wrote (<@U123>, <#C1|general>,
+// <!here>, <https://x|label>, …). It is its own node so that Markdown never
+// parses inside it and the renderer copies it byte for byte.
+type slackToken struct {
+	ast.BaseInline
+	Segment text.Segment
+}
+
+var kindSlackToken = ast.NewNodeKind("SlackToken")
+
+// Kind implements ast.Node.
+func (n *slackToken) Kind() ast.NodeKind { return kindSlackToken }
+
+// Dump implements ast.Node.
+func (n *slackToken) Dump(src []byte, level int) {
+	ast.DumpHelper(n, src, level, map[string]string{"Token": string(n.Segment.Value(src))}, nil)
+}
+
+// slackTokenParser claims '<' before goldmark's autolink and raw HTML parsers
+// (priorities 300 and 400), which would otherwise read <!here> as an HTML
+// declaration and <https://x|label> as an autolink with a bar in its URL.
+type slackTokenParser struct{}
+
+func (slackTokenParser) Trigger() []byte { return []byte{'<'} }
+
+func (slackTokenParser) Parse(_ ast.Node, block text.Reader, _ parser.Context) ast.Node {
+	line, seg := block.PeekLine()
+	n := scanSlackToken(line)
+	if n == 0 {
+		return nil
+	}
+	block.Advance(n)
+	return &slackToken{Segment: text.NewSegment(seg.Start, seg.Start+n)}
+}
+
+// slackAwareHTMLBlockParser keeps a line that starts with a Slack token out of
+// goldmark's HTML block parser: "<!here> please look" is an HTML declaration
+// to CommonMark, but to the model it is a paragraph that pings the channel.
+type slackAwareHTMLBlockParser struct{ parser.BlockParser }
+
+func (p slackAwareHTMLBlockParser) Open(parent ast.Node, reader text.Reader, pc parser.Context) (ast.Node, parser.State) {
+	line, _ := reader.PeekLine()
+	if scanSlackToken(bytes.TrimLeft(line, " ")) > 0 {
+		return nil, parser.NoChildren
+	}
+	return p.BlockParser.Open(parent, reader, pc)
+}
+
+// scanSlackToken returns the length of the Slack token at the start of b, or
+// 0. The grammar follows Slack's "Formatting text" reference: user, channel,
+// special and user-group mentions, dates, and links with an http(s) or mailto
+// URL, each with an optional |label (required for dates).
+func scanSlackToken(b []byte) int {
+	if len(b) < 3 || b[0] != '<' {
+		return 0
+	}
+	end := 1
+	for end < len(b) && b[end] != '>' {
+		if c := b[end]; c == '<' || c == '\n' || c == '\r' {
+			return 0
+		}
+		end++
+	}
+	if end == len(b) {
+		return 0
+	}
+	body := string(b[1:end])
+	head, label, hasLabel := strings.Cut(body, "|")
+	if hasLabel && strings.TrimSpace(label) == "" {
+		return 0
+	}
+	ok := false
+	switch {
+	case strings.HasPrefix(head, "@"):
+		ok = isSlackID(head[1:], "UWB")
+	case strings.HasPrefix(head, "#"):
+		ok = isSlackID(head[1:], "CG")
+	case head == "!here" || head == "!channel" || head == "!everyone":
+		ok = true
+	case strings.HasPrefix(head, "!subteam^"):
+		ok = isSlackID(head[len("!subteam^"):], "S")
+	case strings.HasPrefix(head, "!date^"):
+		stamp, format, _ := strings.Cut(head[len("!date^"):], "^")
+		ok = hasLabel && stamp != "" && strings.Trim(stamp, "0123456789") == "" && format != ""
+		return tokenLen(ok, end)
+	default:
+		lower := strings.ToLower(head)
+		for _, scheme := range []string{"https://", "http://", "mailto:"} {
+			if strings.HasPrefix(lower, scheme) && len(head) > len(scheme) {
+				ok = true
+			}
+		}
+	}
+	if strings.ContainsAny(head, " \t") {
+		ok = false
+	}
+	return tokenLen(ok, end)
+}
+
+func tokenLen(ok bool, end int) int {
+	if ok {
+		return end + 1
+	}
+	return 0
+}
+
+// isSlackID reports whether id looks like a Slack ID: an uppercase letter
+// from first, then uppercase letters and digits.
+func isSlackID(id, first string) bool {
+	if len(id) < 2 || !strings.ContainsRune(first, rune(id[0])) {
+		return false
+	}
+	for i := 1; i < len(id); i++ {
+		if c := id[i]; !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// slackToken writes a token byte for byte, or in plain text the way Slack
+// would show it.
+func (w *renderer) slackToken(n *slackToken) {
+	tok := n.Segment.Value(w.src)
+	if !w.plain {
+		w.raw(string(tok))
+		return
+	}
+	w.raw(readableToken(string(tok[1 : len(tok)-1])))
+}
+
+// readableToken is the text a reader sees for the body of a <…> token.
+func readableToken(body string) string {
+	head, label, hasLabel := strings.Cut(body, "|")
+	switch {
+	case strings.HasPrefix(head, "!subteam^") && hasLabel, strings.HasPrefix(head, "!date^"):
+		return label
+	case strings.HasPrefix(head, "!subteam^"):
+		return "@" + head[len("!subteam^"):]
+	case strings.HasPrefix(head, "!"):
+		return "@" + head[1:]
+	case strings.HasPrefix(head, "@") || strings.HasPrefix(head, "#"):
+		if hasLabel {
+			return head[:1] + strings.TrimPrefix(label, head[:1])
+		}
+		return head
+	case hasLabel:
+		return label
+	}
+	return strings.TrimPrefix(head, "mailto:")
+}

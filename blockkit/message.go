@@ -1,0 +1,163 @@
+package blockkit
+
+import (
+	"encoding/json"
+	"html"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/slack-go/slack"
+)
+
+// Message is one Slack message: the blocks to post and the plain notification
+// fallback Slack shows where blocks cannot be rendered (notifications, some
+// screen readers, old clients).
+type Message struct {
+	// Text is the notification fallback. It is never empty when Blocks carry
+	// text: Slack warns about, and some clients show nothing for, a message
+	// without it.
+	Text string
+	// Blocks are Block Kit blocks (github.com/slack-go/slack v0.35 types).
+	Blocks []slack.Block
+}
+
+// messageJSON is the chat.postMessage shape of a Message. slack.Blocks carries
+// the array so that decoding picks the concrete block type from each "type".
+type messageJSON struct {
+	Text   string        `json:"text"`
+	Blocks *slack.Blocks `json:"blocks,omitempty"`
+}
+
+// MarshalJSON encodes m as {"text": "...", "blocks": [...]}, the body shape of
+// chat.postMessage and chat.update. A message without blocks omits "blocks",
+// because Slack rejects an empty blocks array.
+func (m Message) MarshalJSON() ([]byte, error) {
+	out := messageJSON{Text: m.Text}
+	if len(m.Blocks) > 0 {
+		out.Blocks = &slack.Blocks{BlockSet: m.Blocks}
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON decodes the shape MarshalJSON writes. Block types slack-go does
+// not know decode as *slack.UnknownBlock, which Validate reports.
+func (m *Message) UnmarshalJSON(data []byte) error {
+	var in messageJSON
+	if err := json.Unmarshal(data, &in); err != nil {
+		return err
+	}
+	m.Text = in.Text
+	m.Blocks = nil
+	if in.Blocks != nil {
+		m.Blocks = in.Blocks.BlockSet
+	}
+	return nil
+}
+
+// fallbackChars is roughly how much of a message its notification fallback
+// repeats: enough to recognise the message in a notification, short enough
+// not to duplicate it for clients that show both.
+const fallbackChars = 200
+
+// fallbackText builds a message's Text from its blocks: the first words of
+// their text as plain text on one line, cut at a word with "…", then escaped
+// for mrkdwn (Slack formats the top-level text too).
+func fallbackText(blocks []slack.Block) string {
+	var sb strings.Builder
+	for _, b := range blocks {
+		if charCount(sb.String()) > fallbackChars {
+			break
+		}
+		switch b := b.(type) {
+		case *slack.HeaderBlock:
+			sb.WriteString(b.Text.Text)
+		case *slack.SectionBlock:
+			if b.Text != nil {
+				sb.WriteString(mrkdwnToPlain(b.Text.Text, 2*fallbackChars))
+			}
+		case *slack.TableBlock:
+			sb.WriteString(tableCellsText(b, 2*fallbackChars))
+		}
+		sb.WriteByte(' ')
+	}
+	text := collapseSpaces(sb.String())
+	if charCount(text) > fallbackChars {
+		text, _ = cutWords(text, fallbackChars-1)
+		text += "…"
+	}
+	if text == "" {
+		text = "(message)"
+	}
+	return neutralEscape(text)
+}
+
+// neutralEscape escapes &, < and > for mrkdwn.
+func neutralEscape(s string) string {
+	if !strings.ContainsAny(s, "&<>") {
+		return s
+	}
+	var sb strings.Builder
+	for _, r := range s {
+		switch r {
+		case '&':
+			sb.WriteString("&amp;")
+		case '<':
+			sb.WriteString("&lt;")
+		case '>':
+			sb.WriteString("&gt;")
+		default:
+			sb.WriteRune(r)
+		}
+	}
+	return sb.String()
+}
+
+// mrkdwnToPlain reads mrkdwn as plain text: tokens become what Slack shows
+// for them, entities are decoded, U+200B and code fences are dropped, quote
+// markers at line starts are dropped, and so are *, _ and ~ except between
+// two word characters (snake_case) or two spaces (2 * 3), where they are text.
+//
+// It stops after about limit characters: a fallback needs only the start.
+func mrkdwnToPlain(s string, limit int) string {
+	var sb strings.Builder
+	prev := rune(0)
+	for i, n := 0, 0; i < len(s) && n < limit; n++ {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == '<':
+			if k := tokenEnd(s, i); k > 0 {
+				sb.WriteString(readableToken(s[i+1 : k-1]))
+				i, prev = k, 'x'
+				continue
+			}
+		case r == '&':
+			if k := entityEnd(s, i); k > 0 {
+				sb.WriteString(html.UnescapeString(s[i:k]))
+				i, prev = k, 'x'
+				continue
+			}
+		case r == zwsp || r == '`':
+			i += size
+			continue
+		case r == '>' && (i == 0 || s[i-1] == '\n'):
+			i += size
+			if i < len(s) && s[i] == ' ' {
+				i++
+			}
+			continue
+		case r == '*' || r == '_' || r == '~':
+			next, _ := utf8.DecodeRuneInString(s[i+size:])
+			intraword := isWordRune(prev) && isWordRune(next)
+			lone := (prev == 0 || unicode.IsSpace(prev)) && (next == utf8.RuneError || unicode.IsSpace(next))
+			if !intraword && !lone {
+				i += size
+				continue
+			}
+		}
+		sb.WriteRune(r)
+		prev = r
+		i += size
+	}
+	return sb.String()
+}

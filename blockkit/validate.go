@@ -1,0 +1,292 @@
+package blockkit
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/slack-go/slack"
+)
+
+// ValidationError lists every problem found in a message, so one round of
+// repair can fix them all. Each problem names its place and the limit, e.g.
+// "blocks[3] (section): text is 3120 characters; Slack allows 3000".
+type ValidationError struct {
+	Problems []string
+}
+
+// Error joins the problems into one line.
+func (e *ValidationError) Error() string {
+	return "blockkit: invalid message: " + strings.Join(e.Problems, "; ")
+}
+
+// Validate checks m against the limits Slack enforces on chat.postMessage
+// (Slack's own, e.g. 3000 for section text, not this package's tighter
+// clamps) plus this package's per-message budget of MaxMessageChars block
+// characters. It returns nil or a *ValidationError listing every problem.
+func Validate(m Message) error {
+	v := &validator{}
+	v.message(m.Text, m.Blocks, nil)
+	return v.err()
+}
+
+// ValidateJSON validates a raw chat.postMessage-style body
+// {"text": "...", "blocks": [...]} like Validate, and also reports what typed
+// values cannot show: block types slack-go does not know, text given as a
+// string where Slack needs a text object, and blocks that do not decode.
+func ValidateJSON(payload []byte) error {
+	v := &validator{}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(payload, &top); err != nil {
+		v.add("payload", "not a JSON object: %v", err)
+		return v.err()
+	}
+	var text string
+	if raw, ok := top["text"]; ok {
+		if err := json.Unmarshal(raw, &text); err != nil {
+			v.add("text", "not a string")
+		}
+	}
+	var raws []json.RawMessage
+	if raw, ok := top["blocks"]; ok && !bytes.Equal(raw, []byte("null")) {
+		if err := json.Unmarshal(raw, &raws); err != nil {
+			v.add("blocks", "not an array")
+		}
+	}
+	blocks := make([]slack.Block, len(raws))
+	skip := make([]bool, len(raws))
+	for i, raw := range raws {
+		blocks[i], skip[i] = v.decodeBlock(i, raw)
+	}
+	v.message(text, blocks, skip)
+	return v.err()
+}
+
+// decodeBlock decodes one raw block, reporting why it cannot be checked
+// further (skip) when it does not decode or is of an unknown type.
+func (v *validator) decodeBlock(i int, raw json.RawMessage) (slack.Block, bool) {
+	var probe struct {
+		Type   *string         `json:"type"`
+		Text   json.RawMessage `json:"text"`
+		Fields json.RawMessage `json:"fields"`
+	}
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		v.add(fmt.Sprintf("blocks[%d]", i), "not a JSON object")
+		return nil, true
+	}
+	if probe.Type == nil {
+		v.add(fmt.Sprintf("blocks[%d]", i), "has no type")
+		return nil, true
+	}
+	path := fmt.Sprintf("blocks[%d] (%s)", i, *probe.Type)
+	if len(probe.Text) > 0 && probe.Text[0] == '"' && *probe.Type != "markdown" {
+		v.add(path, `text is a string; Slack needs a text object {"type": "mrkdwn", "text": "..."}`)
+		return nil, true
+	}
+	var decoded slack.Blocks
+	if err := decoded.UnmarshalJSON(append(append([]byte{'['}, raw...), ']')); err != nil {
+		v.add(path, "malformed: %v", err)
+		return nil, true
+	}
+	b := decoded.BlockSet[0]
+	if _, ok := b.(*slack.UnknownBlock); ok {
+		v.add(path, "unknown block type %q", *probe.Type)
+		return nil, true
+	}
+	return b, false
+}
+
+type validator struct {
+	problems []string
+}
+
+func (v *validator) add(path, format string, args ...any) {
+	v.problems = append(v.problems, path+": "+fmt.Sprintf(format, args...))
+}
+
+func (v *validator) err() error {
+	if len(v.problems) == 0 {
+		return nil
+	}
+	return &ValidationError{Problems: v.problems}
+}
+
+// message checks a message; skip marks blocks already reported as undecodable.
+func (v *validator) message(text string, blocks []slack.Block, skip []bool) {
+	if strings.TrimSpace(text) == "" {
+		v.add("text", "empty; Slack needs it as the notification fallback")
+	} else if n := charCount(text); n > MessageTextMax {
+		v.add("text", "is %d characters; Slack truncates past %d", n, MessageTextMax)
+	}
+	if len(blocks) > MaxBlocks {
+		v.add("blocks", "%d blocks; Slack allows %d a message", len(blocks), MaxBlocks)
+	}
+	ids := map[string]int{}
+	tables, markdownChars, total := 0, 0, 0
+	for i, b := range blocks {
+		if skip != nil && skip[i] {
+			continue
+		}
+		if b == nil {
+			v.add(fmt.Sprintf("blocks[%d]", i), "null block")
+			continue
+		}
+		path := fmt.Sprintf("blocks[%d] (%s)", i, b.BlockType())
+		if b.BlockType() == "" {
+			v.add(path, "type is empty")
+		}
+		if id := b.ID(); id != "" {
+			if n := charCount(id); n > BlockIDMax {
+				v.add(path, "block_id is %d characters; Slack allows %d", n, BlockIDMax)
+			}
+			if j, dup := ids[id]; dup {
+				v.add(path, "block_id %q repeats blocks[%d]; Slack needs it unique", id, j)
+			} else {
+				ids[id] = i
+			}
+		}
+		switch b := b.(type) {
+		case *slack.SectionBlock:
+			total += v.section(path, b)
+		case slack.SectionBlock:
+			total += v.section(path, &b)
+		case *slack.HeaderBlock:
+			total += v.header(path, b)
+		case slack.HeaderBlock:
+			total += v.header(path, &b)
+		case *slack.ContextBlock:
+			total += v.context(path, b)
+		case slack.ContextBlock:
+			total += v.context(path, &b)
+		case *slack.TableBlock:
+			tables++
+			total += v.table(path, b, tables)
+		case slack.TableBlock:
+			tables++
+			total += v.table(path, &b, tables)
+		case *slack.MarkdownBlock:
+			markdownChars += v.markdown(path, b.Text)
+		case slack.MarkdownBlock:
+			markdownChars += v.markdown(path, b.Text)
+		case *slack.UnknownBlock, slack.UnknownBlock:
+			v.add(path, "unknown block type")
+		}
+	}
+	if markdownChars > MarkdownBlockMax {
+		v.add("blocks", "markdown blocks total %d characters; Slack allows %d", markdownChars, MarkdownBlockMax)
+	}
+	if total += markdownChars; total > MaxMessageChars {
+		v.add("blocks", "block text totals %d characters; the budget is %d a message (Slack answers msg_blocks_too_long near 13000)", total, MaxMessageChars)
+	}
+}
+
+// textObject checks one text object and returns its length.
+func (v *validator) textObject(path, what string, t *slack.TextBlockObject, max int, plainOnly bool) int {
+	switch {
+	case t.Type != slack.PlainTextType && t.Type != slack.MarkdownType:
+		v.add(path, "%s type is %q; Slack accepts plain_text or mrkdwn", what, t.Type)
+	case plainOnly && t.Type != slack.PlainTextType:
+		v.add(path, "%s type is %q; a header takes plain_text", what, t.Type)
+	}
+	n := charCount(t.Text)
+	if strings.TrimSpace(t.Text) == "" {
+		v.add(path, "%s is empty; Slack needs at least 1 character", what)
+	} else if n > max {
+		v.add(path, "%s is %d characters; Slack allows %d", what, n, max)
+	}
+	return n
+}
+
+func (v *validator) section(path string, b *slack.SectionBlock) int {
+	if b.Text == nil && len(b.Fields) == 0 {
+		v.add(path, "has neither text nor fields; Slack needs one")
+	}
+	n := 0
+	if b.Text != nil {
+		n += v.textObject(path, "text", b.Text, SlackSectionTextMax, false)
+	}
+	if len(b.Fields) > MaxFields {
+		v.add(path, "has %d fields; Slack allows %d", len(b.Fields), MaxFields)
+	}
+	for k, f := range b.Fields {
+		what := fmt.Sprintf("fields[%d] text", k)
+		if f == nil {
+			v.add(path, "%s is missing", what)
+			continue
+		}
+		n += v.textObject(path, what, f, FieldTextMax, false)
+	}
+	return n
+}
+
+func (v *validator) header(path string, b *slack.HeaderBlock) int {
+	if b.Text == nil {
+		v.add(path, "has no text; Slack needs plain_text of 1 to %d characters", HeaderTextMax)
+		return 0
+	}
+	return v.textObject(path, "text", b.Text, HeaderTextMax, true)
+}
+
+func (v *validator) context(path string, b *slack.ContextBlock) int {
+	els := b.ContextElements.Elements
+	if len(els) == 0 || len(els) > MaxContextElements {
+		v.add(path, "has %d elements; Slack allows 1 to %d", len(els), MaxContextElements)
+	}
+	n := 0
+	for k, e := range els {
+		what := fmt.Sprintf("elements[%d] text", k)
+		switch e := e.(type) {
+		case *slack.TextBlockObject:
+			n += v.textObject(path, what, e, ContextTextMax, false)
+		case slack.TextBlockObject:
+			n += v.textObject(path, what, &e, ContextTextMax, false)
+		case *slack.ImageBlockElement, slack.ImageBlockElement:
+		default:
+			v.add(path, "elements[%d] is %T; a context takes text objects and images", k, e)
+		}
+	}
+	return n
+}
+
+func (v *validator) table(path string, b *slack.TableBlock, nth int) int {
+	if nth > 1 {
+		v.add(path, "is table %d of this message; Slack allows 1 (only_one_table_allowed)", nth)
+	}
+	if len(b.Rows) == 0 || len(b.Rows) > TableMaxRows {
+		v.add(path, "has %d rows; Slack allows 1 to %d", len(b.Rows), TableMaxRows)
+	}
+	if len(b.ColumnSettings) > TableMaxCells {
+		v.add(path, "has %d column_settings; Slack allows %d", len(b.ColumnSettings), TableMaxCells)
+	}
+	n := 0
+	for r, row := range b.Rows {
+		if len(row) > TableMaxCells {
+			v.add(path, "rows[%d] has %d cells; Slack allows %d", r, len(row), TableMaxCells)
+		}
+		for c, cell := range row {
+			switch cell := cell.(type) {
+			case nil:
+				v.add(path, "rows[%d][%d] is null; Slack needs a raw_text or rich_text cell", r, c)
+			case *slack.TableRawTextCell:
+				if cell.Text == "" {
+					v.add(path, "rows[%d][%d] text is empty; Slack needs at least 1 character", r, c)
+				}
+				n += charCount(cell.Text)
+			case *slack.TableRawNumberCell:
+				n += charCount(cell.Text)
+			}
+		}
+	}
+	if n > TableMaxChars {
+		v.add(path, "cells total %d characters; Slack allows %d", n, TableMaxChars)
+	}
+	return n
+}
+
+func (v *validator) markdown(path, text string) int {
+	if strings.TrimSpace(text) == "" {
+		v.add(path, "text is empty; Slack needs at least 1 character")
+	}
+	return charCount(text)
+}
