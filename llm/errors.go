@@ -82,3 +82,19 @@ func KindOf(err error) ErrorKind {
 	}
 	return ErrUnknown
 }
+
+// ContextError returns the error for a call whose context ended — cancelled
+// by the caller, or past its deadline — or nil while ctx is live. Adapters
+// check it first: when the context ended, it decides the kind, whatever the
+// transport made of the interruption.
+func ContextError(ctx context.Context, provider, model string) *Error {
+	err := ctx.Err()
+	if err == nil {
+		return nil
+	}
+	e := &Error{Kind: KindOf(err), Provider: provider, Model: model, Err: err, Message: "the call was cancelled"}
+	if e.Kind == ErrTimeout {
+		e.Message = "the call did not finish before its deadline"
+	}
+	return e
+}

@@ -30,15 +30,10 @@ func (p *Provider) classify(ctx context.Context, model string, err error) *llm.E
 	var apiErr *sdk.Error
 	var syntaxErr *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
+	if ce := llm.ContextError(ctx, p.name, model); ce != nil {
+		return ce
+	}
 	switch {
-	case ctx.Err() != nil:
-		// The caller's context decides, whatever the transport made of it.
-		e.Kind, e.Err = llm.KindOf(ctx.Err()), ctx.Err()
-		e.Message = "the call was cancelled"
-		if e.Kind == llm.ErrTimeout {
-			e.Message = "the call did not finish before its deadline"
-		}
-		return e
 	case errors.As(err, &apiErr):
 		p.fromAPI(e, apiErr)
 		return e

@@ -36,15 +36,10 @@ func (p *Provider) classify(ctx context.Context, model string, err error, res *h
 	var streamErr *ssestream.StreamError
 	var syntaxErr *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
+	if ce := llm.ContextError(ctx, p.name, model); ce != nil {
+		return ce
+	}
 	switch {
-	case ctx.Err() != nil:
-		// The context decides, whatever the transport made of it.
-		e.Kind, e.Err = llm.KindOf(ctx.Err()), ctx.Err()
-		e.Message = "the call was cancelled"
-		if e.Kind == llm.ErrTimeout {
-			e.Message = "the call did not finish before its deadline"
-		}
-		return e
 	case errors.As(err, &apiErr):
 		e.Status = apiErr.StatusCode
 		if apiErr.Response != nil {
