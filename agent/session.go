@@ -31,6 +31,8 @@ type Runner struct {
 	// Providers are the configured model endpoints by name.
 	Providers map[string]llm.Provider
 	// Tools are the shared tools (MCP, REST, sub-agents); nil means none.
+	// The tools each agent is offered are computed once and cached, so Tools
+	// must not be replaced after the first Run: build a new Runner instead.
 	Tools *tools.Orchestrator
 	// Log receives one line per event; nil means no logging.
 	Log *zap.Logger
@@ -401,7 +403,11 @@ func (s *session) onRetry(ri llm.RetryInfo) {
 	if ri.Err != nil {
 		msg = ri.Err.Error()
 	}
-	s.emit(Event{Kind: EventLLMRetry, Op: s.turnOp, LLM: &LLMCallInfo{Model: ri.Target.Model, Err: msg, Wait: ri.Wait}})
+	info := &LLMCallInfo{Model: ri.Target.Model, Err: msg, Wait: ri.Wait}
+	if ri.Target.Provider != nil {
+		info.Provider = ri.Target.Provider.Name()
+	}
+	s.emit(Event{Kind: EventLLMRetry, Op: s.turnOp, LLM: info})
 }
 
 // handleReply appends the model's message and acts on it.

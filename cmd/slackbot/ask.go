@@ -62,11 +62,11 @@ func wire(ctx context.Context, path string, verbose bool, stderr io.Writer) (*wi
 	return &wiring{cfg: cfg, log: log, runner: &agent.Runner{Providers: providers, Tools: orch, Log: log}}, nil
 }
 
+// newLogger: the terminal commands print their own progress lines, so their
+// log shows only errors unless verbose asks for every event; log.level and
+// log.format of the configuration are for the bot.
 func newLogger(lc config.Log, verbose bool, w io.Writer) *zap.Logger {
-	level := zapcore.WarnLevel
-	if lc.Level != "" {
-		_ = level.Set(lc.Level)
-	}
+	level := zapcore.ErrorLevel
 	if verbose {
 		level = zapcore.DebugLevel
 	}
