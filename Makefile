@@ -42,9 +42,13 @@ bench: peers
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
 	bash bench/blockkit-vs-slackify.sh
 
+FUZZTIME ?= 60s
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzFromMarkdown -fuzztime 60s ./blockkit/
-	$(GO) test -run '^$$' -fuzz FuzzRepair -fuzztime 60s ./blockkit/
+	$(GO) test -run '^$$' -fuzz FuzzFromMarkdown -fuzztime $(FUZZTIME) ./blockkit/
+	$(GO) test -run '^$$' -fuzz FuzzRepair -fuzztime $(FUZZTIME) ./blockkit/
+	$(GO) test -run '^$$' -fuzz FuzzParseArguments -fuzztime $(FUZZTIME) ./tools/
+	$(GO) test -run '^$$' -fuzz FuzzXMLFinal -fuzztime $(FUZZTIME) ./agent/
+	$(GO) test -run '^$$' -fuzz FuzzParseReport -fuzztime $(FUZZTIME) ./agent/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
