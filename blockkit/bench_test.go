@@ -57,6 +57,18 @@ func BenchmarkFromMarkdown100KB(b *testing.B) {
 	b.ReportMetric(float64(msgs), "messages")
 }
 
+// BenchmarkGoldmarkParse100KB is the parse alone (our parser setup: GFM,
+// Slack tokens), in one piece on one goroutine: the floor a sequential
+// FromMarkdown cannot go below.
+func BenchmarkGoldmarkParse100KB(b *testing.B) {
+	src := []byte(bench100KB(b))
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = parseMarkdown(src)
+	}
+}
+
 // BenchmarkMrkdwn converts one mid-sized document (an LLM answer with a
 // table, lists and code).
 func BenchmarkMrkdwn(b *testing.B) {

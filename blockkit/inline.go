@@ -242,10 +242,7 @@ func (w *renderer) codeSpan(n *ast.CodeSpan) {
 		w.b.WriteRune(zwsp)
 	}
 	w.b.WriteString(fence)
-	ticks := len(fence)
-	for _, r := range code {
-		ticks = w.codeRune(r, ticks)
-	}
+	ticks := w.codeText(code, len(fence))
 	if fence == "```" && ticks > 0 {
 		w.b.WriteRune(zwsp)
 	}

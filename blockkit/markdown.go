@@ -2,13 +2,12 @@ package blockkit
 
 import (
 	"bytes"
+	"runtime"
 	"strings"
 
-	"github.com/slack-go/slack"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
-	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
@@ -26,49 +25,12 @@ import (
 // Input with no visible content (empty, whitespace, only rules or link
 // reference definitions) yields no messages: what to post then is the
 // caller's decision, not a converter's.
+//
+// Conversion runs in two steps: each top-level block is rendered to a unit
+// (see units.go), concurrently for large documents (see chunk.go), and the
+// units are then packed into messages in order.
 func FromMarkdown(markdown string) []Message {
-	src := []byte(markdown)
-	doc := parseMarkdown(src)
-	w := newRenderer(src, false)
-	// Every section's text is a slice of this one buffer: units that share
-	// a section are written next to each other, "\n\n" between them.
-	w.b.Grow(len(src) + len(src)/8 + 64)
-	b := &messageBuilder{w: w}
-	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
-		switch n := n.(type) {
-		case *ast.Heading:
-			if !hasLink(n) {
-				b.heading(flatPlain(src, n))
-				continue
-			}
-			// A header is plain_text and would drop the URL: keep the
-			// heading as a bold line whose links and mentions still work.
-			b.beginText()
-			w.block(n)
-			b.endText()
-		case *ast.ThematicBreak:
-			b.flushSection()
-			b.add(slack.NewDividerBlock(), 0)
-		case *east.Table:
-			rows, aligns := tableRows(src, n)
-			if tb, chars, ok := tableBlock(rows, aligns); ok {
-				b.flushSection()
-				b.add(tb, chars)
-				continue
-			}
-			b.beginText()
-			w.codeBlock(alignedTable(rows, aligns))
-			b.endText()
-		default:
-			if w.invisible(n) {
-				continue
-			}
-			b.beginText()
-			w.block(n)
-			b.endText()
-		}
-	}
-	return b.finish()
+	return packUnits(convertUnits([]byte(markdown), runtime.GOMAXPROCS(0)))
 }
 
 // hasLink reports whether n holds a link Slack can open or a Slack token (a
@@ -90,145 +52,6 @@ func hasLink(n ast.Node) bool {
 		return ast.WalkContinue, nil
 	})
 	return found
-}
-
-// messageBuilder packs converted blocks into messages.
-type messageBuilder struct {
-	w      *renderer // its buffer holds all section text
-	msgs   []Message
-	blocks []slack.Block
-	chars  int // block text characters in blocks
-
-	unit             int // buffer offset where the unit being written starts
-	secStart, secEnd int // the pending section: w.b[secStart:secEnd]
-	sectionChars     int
-}
-
-// heading adds a header block. Text over HeaderTextMax is cut at a word
-// boundary with "…" and continues as a bold line, so nothing is lost.
-func (b *messageBuilder) heading(plain string) {
-	if plain == "" {
-		return
-	}
-	b.flushSection()
-	head, rest := plain, ""
-	if charCount(plain) > HeaderTextMax {
-		head, rest = cutWords(plain, HeaderTextMax-1)
-		head += "…"
-	}
-	b.add(slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, head, true, false)), charCount(head))
-	if rest != "" {
-		rest = "…" + neutralMrkdwn(rest)
-		if charCount(rest) <= SectionTextMax-2 {
-			rest = "*" + rest + "*" // bold unless it must be split
-		}
-		b.beginText()
-		b.w.b.WriteString(rest)
-		b.endText()
-	}
-}
-
-// beginText starts a unit of mrkdwn in the buffer, after the separator it
-// needs if it joins the pending section.
-func (b *messageBuilder) beginText() {
-	if b.sectionChars > 0 {
-		b.w.b.WriteString("\n\n")
-	}
-	b.w.lineStart, b.w.last, b.w.closed = true, 0, false
-	b.unit = b.w.b.Len()
-}
-
-// endText adds the unit just written to the pending section when it fits,
-// else flushes that section and starts a new one, or splits a unit too long
-// for any section over several.
-func (b *messageBuilder) endText() {
-	buf := b.w.b.String()
-	end := len(strings.TrimRight(buf, " \n"))
-	if end <= b.unit || strings.TrimSpace(buf[b.unit:end]) == "" {
-		return
-	}
-	unit := buf[b.unit:end]
-	n := charCount(unit)
-	if n > SectionTextMax {
-		b.flushSection()
-		for _, piece := range SplitMrkdwn(unit, SectionTextMax) {
-			b.add(sectionBlock(piece), charCount(piece))
-		}
-		return
-	}
-	if b.sectionChars > 0 {
-		if joined := b.sectionChars + charCount(buf[b.secEnd:b.unit]) + n; joined <= SectionTextMax {
-			b.secEnd, b.sectionChars = end, joined
-			return
-		}
-		b.flushSection()
-	}
-	b.secStart, b.secEnd, b.sectionChars = b.unit, end, n
-}
-
-func (b *messageBuilder) flushSection() {
-	if b.sectionChars == 0 {
-		return
-	}
-	n := b.sectionChars
-	b.sectionChars = 0
-	b.add(sectionBlock(b.w.b.String()[b.secStart:b.secEnd]), n)
-}
-
-func sectionBlock(text string) *slack.SectionBlock {
-	return slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, nil)
-}
-
-// add appends a block, starting a new message when this one is full. A table
-// block always ends its message: Slack allows one table per message and
-// renders it after the other blocks, so text written after a table must go
-// to the next message to keep the reading order.
-func (b *messageBuilder) add(block slack.Block, chars int) {
-	_, divider := block.(*slack.DividerBlock)
-	if divider && len(b.blocks) == 0 {
-		return
-	}
-	if len(b.blocks) >= MaxBlocks || b.chars+chars > MaxMessageChars {
-		b.endMessage(true)
-	}
-	b.blocks = append(b.blocks, block)
-	b.chars += chars
-	if _, table := block.(*slack.TableBlock); table {
-		b.endMessage(false)
-	}
-}
-
-// endMessage closes the current message. Trailing dividers are dropped, and
-// when more content follows a header that ended up last moves to the next
-// message, next to the content it introduces.
-func (b *messageBuilder) endMessage(more bool) {
-	for len(b.blocks) > 0 {
-		if _, ok := b.blocks[len(b.blocks)-1].(*slack.DividerBlock); !ok {
-			break
-		}
-		b.blocks = b.blocks[:len(b.blocks)-1]
-	}
-	var carry slack.Block
-	carryChars := 0
-	if more && len(b.blocks) > 1 {
-		if h, ok := b.blocks[len(b.blocks)-1].(*slack.HeaderBlock); ok {
-			carry, carryChars = h, charCount(h.Text.Text)
-			b.blocks = b.blocks[:len(b.blocks)-1]
-		}
-	}
-	if len(b.blocks) > 0 {
-		b.msgs = append(b.msgs, Message{Text: fallbackText(b.blocks), Blocks: b.blocks})
-	}
-	b.blocks, b.chars = nil, 0
-	if carry != nil {
-		b.blocks, b.chars = []slack.Block{carry}, carryChars
-	}
-}
-
-func (b *messageBuilder) finish() []Message {
-	b.flushSection()
-	b.endMessage(false)
-	return b.msgs
 }
 
 // cutWords splits s after at most max runes, at the last space if there is

@@ -1,6 +1,7 @@
 package blockkit
 
 import (
+	"bytes"
 	"encoding/json"
 	"html"
 	"strings"
@@ -64,32 +65,88 @@ const fallbackChars = 200
 // their text as plain text on one line, cut at a word with "…", then escaped
 // for mrkdwn (Slack formats the top-level text too).
 func fallbackText(blocks []slack.Block) string {
-	var sb strings.Builder
+	var f fallbackBuf
+	return f.text(blocks)
+}
+
+// fallbackBuf is scratch space for fallbackText, reused across the messages
+// of one conversion: building the text needs two working copies, and only
+// the result should be allocated.
+type fallbackBuf struct{ raw, out []byte }
+
+func (f *fallbackBuf) text(blocks []slack.Block) string {
+	raw := f.raw[:0]
 	for _, b := range blocks {
-		if charCount(sb.String()) > fallbackChars {
+		if utf8.RuneCount(raw) > fallbackChars {
 			break
 		}
 		switch b := b.(type) {
 		case *slack.HeaderBlock:
-			sb.WriteString(b.Text.Text)
+			raw = append(raw, b.Text.Text...)
 		case *slack.SectionBlock:
 			if b.Text != nil {
-				sb.WriteString(mrkdwnToPlain(b.Text.Text, 2*fallbackChars))
+				raw = appendMrkdwnPlain(raw, b.Text.Text, 2*fallbackChars)
 			}
 		case *slack.TableBlock:
-			sb.WriteString(tableCellsText(b, 2*fallbackChars))
+			raw = append(raw, tableCellsText(b, 2*fallbackChars)...)
 		}
-		sb.WriteByte(' ')
+		raw = append(raw, ' ')
 	}
-	text := collapseSpaces(sb.String())
-	if charCount(text) > fallbackChars {
-		text, _ = cutWords(text, fallbackChars-1)
-		text += "…"
+	text := appendCollapsed(f.out[:0], raw)
+	f.raw, f.out = raw, text
+	if utf8.RuneCount(text) > fallbackChars {
+		head, _ := cutWords(string(text), fallbackChars-1)
+		return neutralEscape(head + "…")
 	}
-	if text == "" {
-		text = "(message)"
+	if len(text) == 0 {
+		return "(message)"
 	}
-	return neutralEscape(text)
+	if bytes.ContainsAny(text, "&<>") {
+		return neutralEscape(string(text))
+	}
+	return string(text)
+}
+
+// appendCollapsed appends collapseSpaces(s) to dst without allocating.
+func appendCollapsed(dst, s []byte) []byte {
+	s = bytes.TrimSpace(s)
+	clean := true
+	for i := 0; i < len(s) && clean; i++ {
+		c := s[i]
+		clean = c != '\n' && c != '\t' && c != '\r' && !(c == ' ' && i+1 < len(s) && s[i+1] == ' ')
+	}
+	if clean {
+		return append(dst, s...)
+	}
+	// strings.Join(strings.Fields(s), " "): fields are runs of non-space
+	// runes, invalid bytes included, copied as they are.
+	for i := 0; i < len(s); {
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRune(s[i:])
+		}
+		if unicode.IsSpace(r) {
+			i += size
+			continue
+		}
+		j := i + size
+		for j < len(s) {
+			r, size := rune(s[j]), 1
+			if r >= utf8.RuneSelf {
+				r, size = utf8.DecodeRune(s[j:])
+			}
+			if unicode.IsSpace(r) {
+				break
+			}
+			j += size
+		}
+		if len(dst) > 0 {
+			dst = append(dst, ' ')
+		}
+		dst = append(dst, s[i:j]...)
+		i = j
+	}
+	return dst
 }
 
 // neutralEscape escapes &, < and > for mrkdwn.
@@ -113,27 +170,27 @@ func neutralEscape(s string) string {
 	return sb.String()
 }
 
-// mrkdwnToPlain reads mrkdwn as plain text: tokens become what Slack shows
+// appendMrkdwnPlain reads mrkdwn as plain text: tokens become what Slack shows
 // for them, entities are decoded, U+200B and code fences are dropped, quote
 // markers at line starts are dropped, and so are *, _ and ~ except between
 // two word characters (snake_case) or two spaces (2 * 3), where they are text.
 //
 // It stops after about limit characters: a fallback needs only the start.
-func mrkdwnToPlain(s string, limit int) string {
-	var sb strings.Builder
+// The text is appended to dst.
+func appendMrkdwnPlain(dst []byte, s string, limit int) []byte {
 	prev := rune(0)
 	for i, n := 0, 0; i < len(s) && n < limit; n++ {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == '<':
 			if k := tokenEnd(s, i); k > 0 {
-				sb.WriteString(readableToken(s[i+1 : k-1]))
+				dst = append(dst, readableToken(s[i+1:k-1])...)
 				i, prev = k, 'x'
 				continue
 			}
 		case r == '&':
 			if k := entityEnd(s, i); k > 0 {
-				sb.WriteString(html.UnescapeString(s[i:k]))
+				dst = append(dst, html.UnescapeString(s[i:k])...)
 				i, prev = k, 'x'
 				continue
 			}
@@ -155,9 +212,9 @@ func mrkdwnToPlain(s string, limit int) string {
 				continue
 			}
 		}
-		sb.WriteRune(r)
+		dst = utf8.AppendRune(dst, r)
 		prev = r
 		i += size
 	}
-	return sb.String()
+	return dst
 }

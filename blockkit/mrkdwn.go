@@ -254,20 +254,54 @@ func (w *renderer) codeBlock(code string) {
 	w.inCode = true
 	w.newline()
 	w.beginLine()
-	ticks := 0
-	for _, r := range code {
-		if r == '\n' {
+	for code != "" {
+		line, rest, nl := strings.Cut(code, "\n")
+		w.codeText(line, 0)
+		if nl {
 			w.newline()
 			w.beginLine()
-			ticks = 0
-			continue
 		}
-		ticks = w.codeRune(r, ticks)
+		code = rest
 	}
 	w.b.WriteString("```")
 	w.inCode = false
 	w.last = '`'
 }
+
+// codeText writes code content with codeRune's rules, copying the runs that
+// need none of them (most code) in one piece. ticks is as for codeRune.
+func (w *renderer) codeText(s string, ticks int) int {
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) {
+			c := s[j]
+			if c < utf8.RuneSelf {
+				if codeSpecial[c] {
+					break
+				}
+				j++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(s[j:])
+			if r == utf8.RuneError && size == 1 {
+				break // written as U+FFFD, like ranging over the string does
+			}
+			j += size
+		}
+		if j > i {
+			w.b.WriteString(s[i:j])
+			ticks, i = 0, j
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		ticks = w.codeRune(r, ticks)
+		i += size
+	}
+	return ticks
+}
+
+// codeSpecial marks the ASCII characters codeRune changes.
+var codeSpecial = [utf8.RuneSelf]bool{'`': true, '&': true, '<': true, '>': true}
 
 // codeRune writes one rune of code content. ticks is the length of the
 // backtick run just written; codeRune returns the new one, breaking any run
