@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/slackbot/slackbot/config"
@@ -100,5 +101,22 @@ func benchAgent() *config.Agent {
 		ContextWindow: config.DefaultContextWindow, ContextBuffer: config.DefaultContextBuffer,
 		LLMTimeout: config.Duration(config.DefaultLLMTimeout), ToolTimeout: config.Duration(config.DefaultToolTimeout),
 		Output: config.Output{Format: config.FormatMarkdown},
+	}
+}
+
+// BenchmarkContextGuard12KB is the context guard's cost for one tool result
+// at the size cap (tool_output.max_bytes, 12288 bytes), the largest message a
+// turn normally appends.
+func BenchmarkContextGuard12KB(b *testing.B) {
+	var sb strings.Builder
+	for sb.Len() < config.DefaultToolResponseMaxByte {
+		sb.WriteString(`{"id": 4182, "title": "Release notes for v2.3", "url": "https://example.com/releases/v2.3", "tags": ["go", "slack"]}` + "\n")
+	}
+	m := llm.Message{Role: llm.RoleTool, Content: sb.String()[:config.DefaultToolResponseMaxByte]}
+	countTokens("warm up")
+	b.SetBytes(int64(len(m.Content)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = messageTokens(&m)
 	}
 }
