@@ -61,19 +61,14 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 // not to duplicate it for clients that show both.
 const fallbackChars = 200
 
-// fallbackText builds a message's Text from its blocks: the first words of
-// their text as plain text on one line, cut at a word with "…", then escaped
-// for mrkdwn (Slack formats the top-level text too).
-func fallbackText(blocks []slack.Block) string {
-	var f fallbackBuf
-	return f.text(blocks)
-}
-
-// fallbackBuf is scratch space for fallbackText, reused across the messages
-// of one conversion: building the text needs two working copies, and only
-// the result should be allocated.
+// fallbackBuf builds messages' notification Text, reusing its scratch space
+// across the messages of one conversion: building the text needs two working
+// copies, and only the result should be allocated.
 type fallbackBuf struct{ raw, out []byte }
 
+// text builds a message's Text from its blocks: the first words of their
+// text as plain text on one line, cut at a word with "…", then escaped for
+// mrkdwn (Slack formats the top-level text too).
 func (f *fallbackBuf) text(blocks []slack.Block) string {
 	raw := f.raw[:0]
 	for _, b := range blocks {
