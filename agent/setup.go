@@ -1,0 +1,144 @@
+package agent
+
+import (
+	"fmt"
+	"path"
+
+	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/llm"
+	"github.com/slackbot/slackbot/tools"
+)
+
+// What a session of an agent starts from: the tools it is offered, its
+// limits and format. Computed once per agent where possible.
+
+// toolSet is what a session offers the model. It depends only on the
+// agent, the format and the shared tools, so the Runner builds it once per
+// agent and format: token-counting a hundred schemas per session would cost
+// more than the turns themselves.
+type toolSet struct {
+	defs      []llm.ToolDef // every tool the agent may call
+	finalDefs []llm.ToolDef // the final report alone
+	offered   map[string]bool
+	tokens    int    // of defs
+	prompt    string // the static part of the system prompt
+	promptTok int
+	schema    *tools.Schema // the output schema of a json session
+}
+
+type toolSetKey struct {
+	agent  *config.Agent
+	format string
+}
+
+// toolSet returns the tools for agent a in format: the final report always,
+// the optional built-ins and the shared tools when one of the agent's globs
+// matches them.
+func (r *Runner) toolSet(a *config.Agent, format string) (*toolSet, error) {
+	key := toolSetKey{a, format}
+	if ts, ok := r.toolSets.Load(key); ok {
+		return ts.(*toolSet), nil
+	}
+	builtins := builtinDefs(format)
+	ts := &toolSet{offered: map[string]bool{FinalReportTool: true}}
+	if format == config.FormatJSON && len(a.Output.Schema) > 0 {
+		sch, err := tools.CompileSchemaValue(jsonValue(a.Output.Schema))
+		if err != nil {
+			return nil, fmt.Errorf("agent %s output schema: %w", a.Name, err)
+		}
+		ts.schema = sch
+	}
+	ts.finalDefs = []llm.ToolDef{builtins[FinalReportTool]}
+	ts.defs = append(ts.defs, builtins[FinalReportTool])
+	for _, name := range []string{TaskStatusTool, BatchTool, FinishTool} {
+		if allows(a, name) {
+			ts.offered[name] = true
+			ts.defs = append(ts.defs, builtins[name])
+		}
+	}
+	if r.Tools != nil {
+		for _, t := range r.Tools.Tools() {
+			if _, builtin := builtins[t.Name]; builtin || !allows(a, t.Name) {
+				continue
+			}
+			ts.offered[t.Name] = true
+			ts.defs = append(ts.defs, llm.ToolDef{Name: t.Name, Description: t.Description, Schema: t.Schema})
+		}
+	}
+	ts.tokens = toolDefsTokens(ts.defs)
+	ts.prompt = systemPrompt(a, format, ts.offered)
+	ts.promptTok = countTokens(ts.prompt)
+	actual, _ := r.toolSets.LoadOrStore(key, ts)
+	return actual.(*toolSet), nil
+}
+
+func allows(a *config.Agent, name string) bool {
+	for _, g := range a.Tools {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func formatOf(in Input) string {
+	switch {
+	case in.Format != "":
+		return in.Format
+	case in.Agent.Output.Format != "":
+		return in.Agent.Output.Format
+	}
+	return config.FormatMarkdown
+}
+
+// withLimits returns a with the built-in default for every limit left at
+// zero. config.Load already fills them; this keeps an Agent built in code
+// from making every turn final or refusing every call.
+func withLimits(a *config.Agent) *config.Agent {
+	d := config.BuiltinDefaults()
+	if a.MaxTurns > 0 && a.MaxToolCallsPerTurn > 0 && a.MaxOutputTokens > 0 && a.ContextWindow > 0 && a.RestrictionMessage != "" {
+		return a
+	}
+	c := *a
+	if c.MaxTurns <= 0 {
+		c.MaxTurns = d.MaxTurns
+	}
+	if c.MaxToolCallsPerTurn <= 0 {
+		c.MaxToolCallsPerTurn = d.MaxToolCallsPerTurn
+	}
+	if c.MaxOutputTokens <= 0 {
+		c.MaxOutputTokens = d.MaxOutputTokens
+	}
+	if c.ContextWindow <= 0 {
+		c.ContextWindow = d.ContextWindow
+		if c.ContextBuffer <= 0 {
+			c.ContextBuffer = d.ContextBuffer
+		}
+	}
+	if c.RestrictionMessage == "" {
+		c.RestrictionMessage = d.RestrictionMessage
+	}
+	return &c
+}
+
+// jsonValue normalises a YAML-decoded schema (map[string]any with ints and
+// floats) into the values the schema compiler expects.
+func jsonValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, x := range t {
+			m[k] = jsonValue(x)
+		}
+		return m
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = jsonValue(x)
+		}
+		return out
+	case int, int64, uint64, float64, float32, int32, uint, uint32:
+		return jsonNumber(t)
+	}
+	return v
+}
