@@ -310,22 +310,7 @@ func (w *renderer) linkToken(url, label string) {
 	label = strings.TrimSpace(label)
 	if label != "" && label != url {
 		sb.WriteByte('|')
-		for _, r := range label {
-			switch r {
-			case '&':
-				sb.WriteString("&amp;")
-			case '<':
-				sb.WriteString("&lt;")
-			case '>':
-				sb.WriteString("&gt;")
-			case '|':
-				sb.WriteRune(labelBar)
-			case '\n', '\r', '\t':
-				sb.WriteByte(' ')
-			default:
-				sb.WriteRune(r)
-			}
-		}
+		_, _ = labelEscaper.WriteString(&sb, label)
 	}
 	sb.WriteByte('>')
 	w.raw(sb.String())

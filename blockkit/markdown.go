@@ -79,24 +79,7 @@ func cutWords(s string, max int) (head, rest string) {
 
 // neutralMrkdwn escapes plain text for mrkdwn and keeps any marker
 // characters literal (see the lookalike constants in mrkdwn.go).
-func neutralMrkdwn(s string) string {
-	var sb strings.Builder
-	for _, r := range s {
-		switch r {
-		case '&':
-			sb.WriteString("&amp;")
-		case '<':
-			sb.WriteString("&lt;")
-		case '>':
-			sb.WriteString("&gt;")
-		case '*', '_', '~', '`':
-			sb.WriteRune(lookalike(r))
-		default:
-			sb.WriteRune(r)
-		}
-	}
-	return sb.String()
-}
+func neutralMrkdwn(s string) string { return neutralEscaper.Replace(s) }
 
 // flatPlain renders n's inline content as one line of plain text.
 func flatPlain(src []byte, n ast.Node) string {

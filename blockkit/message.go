@@ -144,26 +144,20 @@ func appendCollapsed(dst, s []byte) []byte {
 	return dst
 }
 
+// Escapers for text that goes into mrkdwn. Only &, < and > are special to
+// Slack; the neutral one also keeps markers literal (see the look-alike
+// constants in mrkdwn.go), the label one also keeps a link label on one line
+// and free of the "|" that would end it.
+var (
+	mrkdwnEscaper  = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+	neutralEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;",
+		"*", string(lookalikeAst), "_", string(lookalikeUnd), "~", string(lookalikeTil), "`", string(lookalikeBt))
+	labelEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;",
+		"|", string(labelBar), "\n", " ", "\r", " ", "\t", " ")
+)
+
 // neutralEscape escapes &, < and > for mrkdwn.
-func neutralEscape(s string) string {
-	if !strings.ContainsAny(s, "&<>") {
-		return s
-	}
-	var sb strings.Builder
-	for _, r := range s {
-		switch r {
-		case '&':
-			sb.WriteString("&amp;")
-		case '<':
-			sb.WriteString("&lt;")
-		case '>':
-			sb.WriteString("&gt;")
-		default:
-			sb.WriteRune(r)
-		}
-	}
-	return sb.String()
-}
+func neutralEscape(s string) string { return mrkdwnEscaper.Replace(s) }
 
 // appendMrkdwnPlain reads mrkdwn as plain text: tokens become what Slack shows
 // for them, entities are decoded, U+200B and code fences are dropped, quote
