@@ -5,18 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
-	"unicode/utf8"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/slackbot/slackbot/llm"
 )
-
-// maxMessage bounds the text of an error kept from a response body.
-const maxMessage = 500
 
 // errBadResponse marks answers that arrived but could not be understood.
 var errBadResponse = errors.New("malformed answer")
@@ -46,7 +40,7 @@ func (p *Provider) classify(ctx context.Context, model string, err error) *llm.E
 		e.Kind = llm.ErrNetwork
 	}
 	e.Message = p.redact(err.Error())
-	e.Err = redactedError{msg: e.Message, cause: err}
+	e.Err = llm.RedactedError(e.Message, err)
 	return e
 }
 
@@ -63,7 +57,7 @@ func (p *Provider) fromAPI(e *llm.Error, a *sdk.Error) {
 		e.Status = a.StatusCode
 	}
 	if a.Response != nil {
-		e.RetryAfter = retryAfter(a.Response.Header)
+		e.RetryAfter = llm.RetryAfter(a.Response.Header)
 	}
 
 	switch {
@@ -107,48 +101,6 @@ func isBilling(typ, code, msg string, status int) bool {
 		strings.Contains(lower, "credit balance") || strings.Contains(lower, "billing")
 }
 
-// retryAfter reads retry-after-ms (milliseconds) or retry-after (seconds or
-// an HTTP date). It returns 0 when neither is usable.
-func retryAfter(h http.Header) time.Duration {
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
-		if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
-			return time.Duration(s * float64(time.Second))
-		}
-		if t, err := http.ParseTime(v); err == nil {
-			if d := time.Until(t); d > 0 {
-				return d
-			}
-		}
-	}
-	return 0
-}
-
-// redact removes the API key from s and bounds its length.
-func (p *Provider) redact(s string) string {
-	if len(p.key) >= 4 {
-		s = strings.ReplaceAll(s, p.key, "[redacted]")
-	}
-	if len(s) > maxMessage {
-		cut := maxMessage
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
-}
-
-// redactedError keeps an underlying cause reachable with errors.Is and
-// errors.As while its text is the redacted message.
-type redactedError struct {
-	msg   string
-	cause error
-}
-
-func (r redactedError) Error() string { return r.msg }
-func (r redactedError) Unwrap() error { return r.cause }
+// redact removes the key from s (and anything shaped like a key) and
+// bounds its length.
+func (p *Provider) redact(s string) string { return llm.Redact(s, p.key) }

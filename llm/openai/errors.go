@@ -7,21 +7,14 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/slackbot/slackbot/llm"
 )
-
-// maxMessage bounds the text kept from an error body (a gateway's HTML page
-// can be long).
-const maxMessage = 500
 
 // errBadResponse marks answers that arrived but could not be understood.
 var errBadResponse = errors.New("malformed answer")
@@ -43,13 +36,13 @@ func (p *Provider) classify(ctx context.Context, model string, err error, res *h
 	case errors.As(err, &apiErr):
 		e.Status = apiErr.StatusCode
 		if apiErr.Response != nil {
-			e.RetryAfter = retryAfter(apiErr.Response.Header)
+			e.RetryAfter = llm.RetryAfter(apiErr.Response.Header)
 		}
 		e.Kind = kindOf(apiErr.StatusCode, apiErr.Type, apiErr.Code)
 		msg := apiErr.Message
 		if msg == "" && apiErr.Response != nil && apiErr.Response.Body != nil {
 			// Not an OpenAI error body: a gateway's page or plain text.
-			b, _ := io.ReadAll(io.LimitReader(apiErr.Response.Body, 4*maxMessage))
+			b, _ := io.ReadAll(io.LimitReader(apiErr.Response.Body, 4*llm.MaxMessage))
 			msg = string(b)
 		}
 		if strings.TrimSpace(msg) == "" {
@@ -74,7 +67,7 @@ func (p *Provider) classify(ctx context.Context, model string, err error, res *h
 	case res != nil && res.StatusCode >= 400:
 		// An error body the SDK could not decode, such as a proxy's page.
 		e.Status = res.StatusCode
-		e.RetryAfter = retryAfter(res.Header)
+		e.RetryAfter = llm.RetryAfter(res.Header)
 		e.Kind = kindOf(res.StatusCode, "", "")
 		e.Message = p.redact(err.Error())
 		return e
@@ -91,7 +84,7 @@ func (p *Provider) classify(ctx context.Context, model string, err error, res *h
 		e.Kind = llm.ErrNetwork
 	}
 	e.Message = p.redact(err.Error())
-	e.Err = redactedError{msg: e.Message, cause: err}
+	e.Err = llm.RedactedError(e.Message, err)
 	return e
 }
 
@@ -123,50 +116,9 @@ func kindOf(status int, typ, code string) llm.ErrorKind {
 	return llm.ErrServer
 }
 
-// retryAfter reads retry-after-ms (milliseconds) or Retry-After (seconds or
-// an HTTP date). It returns 0 when neither is usable.
-func retryAfter(h http.Header) time.Duration {
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s > 0 {
-			return time.Duration(s * float64(time.Second))
-		}
-		return 0
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
-}
-
-// keyLike matches API keys of the common shapes (OpenAI sk-…, OpenRouter
-// sk-or-…), even partly masked, so that a server echoing one does not put it
-// in our logs.
-var keyLike = regexp.MustCompile(`\bsk-[A-Za-z0-9_\-*]{6,}`)
-
-// redact removes the provider's key and anything shaped like a key from s,
-// and bounds its length.
-func (p *Provider) redact(s string) string {
-	if p.key != "" {
-		s = strings.ReplaceAll(s, p.key, "[redacted]")
-	}
-	s = keyLike.ReplaceAllString(s, "sk-[redacted]")
-	s = strings.TrimSpace(s)
-	if len(s) > maxMessage {
-		s = strings.ToValidUTF8(s[:maxMessage], "") + "…"
-	}
-	return s
-}
+// redact removes the key from s (and anything shaped like a key) and
+// bounds its length.
+func (p *Provider) redact(s string) string { return llm.Redact(s, p.key) }
 
 func joinNonEmpty(parts ...string) string {
 	var out []string
@@ -177,13 +129,3 @@ func joinNonEmpty(parts ...string) string {
 	}
 	return strings.Join(out, ": ")
 }
-
-// redactedError keeps the cause of a failure for errors.Is and errors.As
-// while its text is the redacted message.
-type redactedError struct {
-	msg   string
-	cause error
-}
-
-func (e redactedError) Error() string { return e.msg }
-func (e redactedError) Unwrap() error { return e.cause }

@@ -36,14 +36,3 @@ func TestOpenAIItselfGetsMaxCompletionTokens(t *testing.T) {
 		}
 	}
 }
-
-func TestRetryAfterParsing(t *testing.T) {
-	t.Parallel()
-	// Header parsing edge cases that a server script cannot easily reach.
-	for _, v := range []string{"", "0", "-3", "soon", "Wed, 21 Oct 2015 07:28:00 GMT"} {
-		h := map[string][]string{"Retry-After": {v}}
-		if d := retryAfter(h); d != 0 {
-			t.Errorf("Retry-After %q = %v, want 0", v, d)
-		}
-	}
-}
