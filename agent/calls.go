@@ -65,8 +65,9 @@ func (s *session) runTools(ctx context.Context, calls []llm.ToolCall, final bool
 // events. parent is the batch's call ID for calls inside agent__batch.
 func (s *session) dispatch(ctx context.Context, c *llm.ToolCall, under *Op, parent string) callOutcome {
 	op := under.child("tool", c.Name, s.now())
-	info := &ToolInfo{ID: c.ID, Name: c.Name, ArgBytes: len(c.Arguments), Parent: parent}
-	s.emit(Event{Kind: EventToolStarted, Op: op, Tool: info})
+	info := ToolInfo{ID: c.ID, Name: c.Name, ArgBytes: len(c.Arguments), Parent: parent}
+	started := info
+	s.emit(Event{Kind: EventToolStarted, Op: op, Tool: &started})
 
 	var out callOutcome
 	start := s.now()
@@ -91,7 +92,11 @@ func (s *session) dispatch(ctx context.Context, c *llm.ToolCall, under *Op, pare
 		}
 		out = callOutcome{o.Content, o.IsError}
 		if o.Terminate {
-			s.setTerminate(o.Content, false)
+			note := strings.TrimSpace(o.Content)
+			s.setTerminate(note, false)
+			if note == "" {
+				out.content = finishedNote
+			}
 		}
 		if o.OK() {
 			s.mu.Lock()
@@ -105,7 +110,7 @@ func (s *session) dispatch(ctx context.Context, c *llm.ToolCall, under *Op, pare
 	s.mu.Lock()
 	s.toolCalls++
 	s.mu.Unlock()
-	s.emit(Event{Kind: EventToolFinished, Op: op, Tool: info})
+	s.emit(Event{Kind: EventToolFinished, Op: op, Tool: &info})
 	return out
 }
 
@@ -135,6 +140,7 @@ func (s *session) finalReport(c *llm.ToolCall, inBatch bool) callOutcome {
 	}
 	rep, notes, problems := parseReport(args, s.format, s.schema, s.lastChance)
 	if len(problems) > 0 {
+		s.rejected(SourceToolCall, problems)
 		return callOutcome{"The final report was not accepted:\n- " + strings.Join(problems, "\n- ") +
 			"\nFix these and call " + FinalReportTool + " again.", true}
 	}
@@ -156,10 +162,10 @@ func (s *session) simpleBuiltin(c *llm.ToolCall) callOutcome {
 		}
 		_ = json.Unmarshal(raw, &a)
 		note := strings.TrimSpace(a.Note)
-		if note == "" {
-			note = "Finished"
-		}
 		s.setTerminate(note, true)
+		if note == "" {
+			note = finishedNote
+		}
 		return callOutcome{note, false}
 	}
 	var ts TaskStatus
@@ -177,9 +183,6 @@ func (s *session) simpleBuiltin(c *llm.ToolCall) callOutcome {
 func (s *session) setTerminate(note string, finish bool) {
 	s.mu.Lock()
 	if s.terminate == nil {
-		if note == "" {
-			note = "Finished"
-		}
 		s.terminate = &terminateNote{note: note, finish: finish}
 	}
 	s.mu.Unlock()
@@ -236,5 +239,3 @@ func decodeArgs(c *llm.ToolCall) (map[string]any, string) {
 	}
 	return m, ""
 }
-
-func jsonNumber(v any) json.Number { return json.Number(fmt.Sprint(v)) }

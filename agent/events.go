@@ -20,6 +20,7 @@ const (
 	EventToolFinished   EventKind = "tool_finished"
 	EventTaskStatus     EventKind = "task_status"
 	EventNotice         EventKind = "notice" // something the loop told the model or decided (final turn forced, restriction injected)
+	EventReportRejected EventKind = "final_report_rejected" // an answer the loop refused, and why (the model is told and may retry)
 	EventFinalReport    EventKind = "final_report"
 	EventSessionDone    EventKind = "session_done"
 )
@@ -35,13 +36,16 @@ type Event struct {
 	Time    time.Time
 	Turn    int
 	// Op is the node of the session's operation tree the event belongs to.
+	// It is live: read it with Op.Snapshot (Op.Root().Snapshot() for the
+	// whole tree), which is safe while tools still run.
 	Op *Op
 
 	LLM    *LLMCallInfo    // EventLLMCall, EventLLMRetry
 	Tool   *ToolInfo       // EventToolStarted, EventToolFinished
 	Status *TaskStatus     // EventTaskStatus
 	Report *Report         // EventFinalReport
-	Notice string          // EventNotice, EventSessionDone (why it ended)
+	Notice string          // EventNotice, EventReportRejected (why), EventSessionDone (why it ended, in words)
+	Err    string          // EventSessionDone: the technical cause of an abnormal end, for the log only
 	Usage  *llm.Usage      // EventSessionDone: the session's total
 	Final  bool            // EventTurnStarted: only the final report is offered
 	Result *SessionSummary // EventSessionDone
@@ -86,7 +90,10 @@ type SessionSummary struct {
 
 // Observer receives a session's events, synchronously and in order, from
 // the session's goroutines (tool events may come from several at once, so an
-// Observer must be safe for concurrent use). It must not block for long.
+// Observer must be safe for concurrent use). It is never called with a lock
+// of the session held, so a slow observer delays only the goroutine that
+// emitted the event; each event's pointers are its own copies, never
+// changed afterwards.
 type Observer func(Event)
 
 // Tee returns an Observer that hands each event to every non-nil observer.
@@ -110,42 +117,98 @@ func Tee(obs ...Observer) Observer {
 	}
 }
 
-// Op is a node of a session's operation tree: the session, its turns, and
-// within a turn the model call and the tool calls (a batch holds its inner
-// calls; a sub-agent call will hold the child session's tree).
+// Op is a live node of a session's operation tree: the session, its turns,
+// and within a turn the model call and the tool calls (a batch holds its
+// inner calls). The session changes nodes while tools run in parallel, so
+// an Op is read only through its methods, which take the tree's lock:
+// Snapshot copies the node and everything under it as it is at that moment.
 type Op struct {
+	mu       *sync.Mutex // the tree's lock, shared by every node
+	id       int
+	next     *int // the tree's id counter, under mu
+	parent   *Op
+	kind     string
+	name     string
+	start    time.Time
+	end      time.Time
+	ok       bool
+	children []*Op
+}
+
+// OpSnapshot is an Op and its subtree at one moment: a copy that nothing
+// changes afterwards, safe to keep and to read from any goroutine.
+type OpSnapshot struct {
+	ID       int    // unique within the session; the root is 0
 	Kind     string // session | turn | llm | tool
 	Name     string
 	Start    time.Time
-	End      time.Time
+	End      time.Time // zero while the operation runs
 	OK       bool
-	Children []*Op
-	mu       *sync.Mutex // the tree's lock, shared by every node
+	Children []*OpSnapshot
+}
+
+// Duration is how long the operation took (0 while it runs).
+func (s *OpSnapshot) Duration() time.Duration {
+	if s.End.IsZero() {
+		return 0
+	}
+	return s.End.Sub(s.Start)
 }
 
 func newTree(name string, now time.Time) *Op {
-	return &Op{Kind: "session", Name: name, Start: now, mu: &sync.Mutex{}}
+	return &Op{kind: "session", name: name, start: now, mu: &sync.Mutex{}, next: new(int)}
 }
 
 // child starts a child operation; safe from concurrent tool goroutines.
 func (o *Op) child(kind, name string, now time.Time) *Op {
-	c := &Op{Kind: kind, Name: name, Start: now, mu: o.mu}
 	o.mu.Lock()
-	o.Children = append(o.Children, c)
-	o.mu.Unlock()
+	defer o.mu.Unlock()
+	*o.next++
+	c := &Op{kind: kind, name: name, start: now, mu: o.mu, next: o.next, id: *o.next, parent: o}
+	o.children = append(o.children, c)
 	return c
 }
 
 func (o *Op) finish(ok bool, now time.Time) {
 	o.mu.Lock()
-	o.End, o.OK = now, ok
+	o.end, o.ok = now, ok
 	o.mu.Unlock()
 }
 
-// Duration is how long the operation took (0 while it runs).
-func (o *Op) Duration() time.Duration {
-	if o.End.IsZero() {
-		return 0
+func (o *Op) rename(name string) {
+	o.mu.Lock()
+	o.name = name
+	o.mu.Unlock()
+}
+
+// ID identifies the node within its session's tree (the root is 0).
+func (o *Op) ID() int { return o.id }
+
+// Kind is session, turn, llm or tool; it never changes.
+func (o *Op) Kind() string { return o.kind }
+
+// Root returns the session's node, the root of the tree o belongs to.
+func (o *Op) Root() *Op {
+	for o.parent != nil {
+		o = o.parent
 	}
-	return o.End.Sub(o.Start)
+	return o
+}
+
+// Snapshot returns a copy of o and its subtree as they are now.
+func (o *Op) Snapshot() *OpSnapshot {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.snapshot()
+}
+
+func (o *Op) snapshot() *OpSnapshot {
+	s := &OpSnapshot{ID: o.id, Kind: o.kind, Name: o.name, Start: o.start, End: o.end, OK: o.ok}
+	if len(o.children) > 0 {
+		s.Children = make([]*OpSnapshot, len(o.children))
+		for i, c := range o.children {
+			s.Children[i] = c.snapshot()
+		}
+	}
+	return s
 }

@@ -59,7 +59,14 @@ func LogEvents(log *zap.Logger) Observer {
 			}
 		}
 		if e.Notice != "" {
-			fields = append(fields, zap.String("notice", e.Notice))
+			key := "notice"
+			if e.Kind == EventReportRejected {
+				key = "why"
+			}
+			fields = append(fields, zap.String(key, e.Notice))
+		}
+		if e.Err != "" {
+			fields = append(fields, zap.String("error", e.Err))
 		}
 		if e.Final {
 			fields = append(fields, zap.Bool("final_turn", true))
@@ -75,17 +82,17 @@ func LogEvents(log *zap.Logger) Observer {
 	}
 }
 
-// eventLevel: the life of a session at info, its inner steps at debug,
-// failures at warn.
+// eventLevel: the life of a session and each finished tool call at info,
+// other inner steps at debug, failures and refused answers at warn.
 func eventLevel(e *Event) zapcore.Level {
 	switch {
 	case e.LLM != nil && e.LLM.Err != "", e.Tool != nil && e.Tool.Failure != "":
 		return zapcore.WarnLevel
-	case e.Report != nil && e.Report.Synthetic():
+	case e.Report != nil && e.Report.Synthetic(), e.Err != "", e.Kind == EventReportRejected:
 		return zapcore.WarnLevel
 	}
 	switch e.Kind {
-	case EventSessionStarted, EventFinalReport, EventSessionDone, EventNotice, EventLLMRetry:
+	case EventSessionStarted, EventFinalReport, EventSessionDone, EventNotice, EventLLMRetry, EventToolFinished:
 		return zapcore.InfoLevel
 	}
 	return zapcore.DebugLevel

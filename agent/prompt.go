@@ -16,6 +16,8 @@ const (
 		" now with the best answer you can give from what you already have. If the task is not complete, use status \"partial\" and say what is missing."
 	contextFinalMessage = "The conversation has reached the limit of the context window, so no more tools can be called. Call " + FinalReportTool +
 		" now with the best answer you can give from what you already have. If the task is not complete, use status \"partial\" and say what is missing."
+	timeFinalMessage = "The time for this request is almost up, so no more tools can be called. Call " + FinalReportTool +
+		" now with the best answer you can give from what you already have. If the task is not complete, use status \"partial\" and say what is missing."
 	taskDoneFinalMessage    = "You reported the task complete. Call " + FinalReportTool + " now with your answer."
 	restrictionFinalMessage = "You answered without calling a tool too many times. Call " + FinalReportTool + " now; it is the only tool left."
 	finalRetryMessage       = "You did not call " + FinalReportTool + ". Call it now: it is the only way to deliver your answer, and no other tool is available."

@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -146,7 +148,7 @@ func parseReport(args map[string]any, format string, schema *tools.Schema, lenie
 	}
 	r = &Report{Format: format, Source: SourceToolCall}
 	status, _ := args["status"].(string)
-	switch status {
+	switch status := normStatus(status); status {
 	case StatusSuccess, StatusFailure, StatusPartial:
 		r.Status = status
 	default:
@@ -191,16 +193,53 @@ func parseReport(args map[string]any, format string, schema *tools.Schema, lenie
 			}
 		}
 	case config.FormatSlackBlockKit:
-		r.Messages = messagesArg(args["messages"])
-		if len(r.Messages) == 0 && r.Content == "" {
-			problems = append(problems, "messages must be a non-empty array of {\"blocks\": [...]} (or give report_content in Markdown)")
+		// Repair reads every shape models write: messages, or message,
+		// blocks or attachments in its place, with report_content as the
+		// fallback. Only a report with no answer anywhere goes back.
+		for _, k := range []string{"messages", "message", "blocks"} {
+			if r.Messages = messagesArg(args[k]); r.Messages != nil {
+				break
+			}
 		}
+		raw, err := json.Marshal(args)
+		if err != nil {
+			problems = append(problems, "the arguments could not be read: "+err.Error())
+			break
+		}
+		slack, changes, _ := blockkit.RepairReport(raw)
+		if slices.ContainsFunc(changes, func(c blockkit.Change) bool { return c.Kind == "empty_answer" }) {
+			problems = append(problems, "messages must be a non-empty array of {\"blocks\": [...]} (or give report_content in Markdown)")
+			break
+		}
+		r.Slack, r.Repairs = slack, changes
 	default:
 		if r.Content == "" {
 			problems = append(problems, "report_content must be a non-empty string with the complete answer")
 		}
 	}
 	return r, notes, problems
+}
+
+// normStatus reads a status the way a model may write it: any case,
+// surrounding spaces.
+func normStatus(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+
+// asMarkdownData presents a tool's result as data for a Markdown reader: a
+// JSON value pretty-printed in a code block, any other text as it is.
+func asMarkdownData(s string) string {
+	t := strings.TrimSpace(s)
+	if !strings.HasPrefix(t, "{") && !strings.HasPrefix(t, "[") || !json.Valid([]byte(t)) {
+		return s
+	}
+	var b bytes.Buffer
+	if json.Indent(&b, []byte(t), "", "  ") != nil {
+		return s
+	}
+	fence := "```"
+	for strings.Contains(b.String(), fence) {
+		fence += "`"
+	}
+	return fence + "json\n" + b.String() + "\n" + fence
 }
 
 // asObject accepts an object, or a string holding one (models often
@@ -295,9 +334,10 @@ var (
 	attrRe    = regexp.MustCompile(`([a-zA-Z_]+)\s*=\s*"([^"]*)"`)
 )
 
-// hasForeignWrapper reports whether text holds a final-answer wrapper at
-// all; called when none carries the session's nonce.
-func hasForeignWrapper(text string) bool {
+// hasWrapper reports whether text holds a final-answer wrapper with any
+// nonce. Called when find saw none with the session's own, it detects a
+// wrapper that must be ignored.
+func hasWrapper(text string) bool {
 	return strings.Contains(text, "<ai-agent-") && xmlOpenRe.MatchString(text)
 }
 

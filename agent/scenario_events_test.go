@@ -127,7 +127,7 @@ func TestEventsTellTheSessionInOrderWithUsageCostAndSizes(t *testing.T) {
 			t.Errorf("turn %d children = %q, want %q", i+1, shape, wantShape[i])
 		}
 	}
-	if events[0].Op != tree || turns[0].Op != tree.Children[0] {
+	if events[0].Op.ID() != tree.ID || turns[0].Op.ID() != tree.Children[0].ID || turns[0].Op.Kind() != "turn" {
 		t.Errorf("events do not point at the tree's nodes")
 	}
 }
@@ -141,8 +141,8 @@ func TestASyntheticReportFailsTheTreeAndSaysWhyInSessionDone(t *testing.T) {
 		t.Errorf("the tree of a synthetic report is OK")
 	}
 	done := h.events.ofKind(EventSessionDone)
-	if len(done) != 1 || done[0].Notice != res.Err.Error() || done[0].Result.Source != string(SourceSynthetic) {
-		t.Errorf("session_done = %s, want the error %q", dump(done), res.Err)
+	if len(done) != 1 || done[0].Notice != res.Report.Reason || done[0].Err != res.Err.Error() || done[0].Result.Source != string(SourceSynthetic) {
+		t.Errorf("session_done = %s, want the reason in words and the error %q", dump(done), res.Err)
 	}
 	if turn := res.Tree.Children[0]; turn.OK || turn.Children[0].OK {
 		t.Errorf("the failed turn and model call are marked OK")

@@ -159,7 +159,7 @@ func TestWithRestrictedOutputATextReplyGetsTheRestrictionMessage(t *testing.T) {
 			if strings.Contains(reqs[0].System, tt.message) {
 				t.Errorf("the restriction message is in the system prompt from the start (spec 004 keeps it out)")
 			}
-			wantOpenTurn(t, reqs[1], FinalReportTool, "test__echo")
+			wantOpenTurn(t, reqs[1], FinalReportTool, FinishTool, "test__echo") // finish comes with restrict_output
 			if !h.events.hasNotice("output restricted: reminder 1 injected") {
 				t.Errorf("no notice of the reminder: %q", h.events.notices())
 			}
@@ -183,7 +183,7 @@ func TestRestrictedOutputForcesTheFinalTurnAfterMaxInjectionsReminders(t *testin
 			t.Errorf("request %d injected %q, want %q", i+1, got, want[i])
 		}
 	}
-	wantOpenTurn(t, reqs[2], FinalReportTool, "test__echo")
+	wantOpenTurn(t, reqs[2], FinalReportTool, FinishTool, "test__echo")
 	wantFinalOnly(t, reqs[3])
 }
 
@@ -222,7 +222,7 @@ func TestTheRestrictionCounterResetsAfterAToolRuns(t *testing.T) {
 	if got := injected(t, reqs[3]); !slices.Equal(got, []string{m, m}) {
 		t.Errorf("turn 4 injected %q, want a second reminder (the tool reset the count), not the forced final turn", got)
 	}
-	wantOpenTurn(t, reqs[3], FinalReportTool, "test__echo")
+	wantOpenTurn(t, reqs[3], FinalReportTool, FinishTool, "test__echo")
 }
 
 func TestAFailedToolDoesNotResetTheRestrictionCounter(t *testing.T) {

@@ -330,7 +330,7 @@ func TestBatchRunsItsCallsInParallelAndJoinsTheResultsInOrder(t *testing.T) {
 		t.Errorf("inner call ids = %q", inner)
 	}
 	turn1 := res.Tree.Children[0]
-	var batchOp *Op
+	var batchOp *OpSnapshot
 	for _, c := range turn1.Children {
 		if c.Kind == "tool" && c.Name == BatchTool {
 			batchOp = c

@@ -32,6 +32,9 @@ type Runner struct {
 	// Tools are the shared tools (MCP, REST, sub-agents); nil means none.
 	// The tools each agent is offered are computed once and cached, so Tools
 	// must not be replaced after the first Run: build a new Runner instead.
+	// The cache holds one entry per agent name and format, replaced when an
+	// agent of that name arrives from a reloaded configuration, so it does
+	// not grow with reloads.
 	Tools *tools.Orchestrator
 	// Log receives one line per event; nil means no logging.
 	Log *zap.Logger
@@ -40,7 +43,7 @@ type Runner struct {
 	// Now overrides the clock (tests).
 	Now func() time.Time
 
-	toolSets sync.Map // toolSetKey → *toolSet
+	toolSets sync.Map // toolSetKey → *toolSet (which records the *config.Agent it was built for)
 }
 
 // Input is one request to an agent.
@@ -67,14 +70,15 @@ type Result struct {
 	ToolCalls int
 	Usage     llm.Usage
 	Messages  []llm.Message // the whole conversation, system prompt first
-	Tree      *Op
+	Tree      *OpSnapshot // the operation tree as the session left it
 	// Err is why the session ended abnormally (cancelled, model
 	// unreachable); the synthetic Report says the same to the user.
 	Err error
 }
 
 // Run runs one session to its end and returns its result. It never returns
-// without a report, and it returns promptly when ctx is cancelled.
+// without a report, and it returns promptly when ctx is cancelled or the
+// agent's max_session_duration has passed.
 func (r *Runner) Run(ctx context.Context, in Input) *Result {
 	s, err := r.newSession(in)
 	if err != nil {
@@ -83,8 +87,13 @@ func (r *Runner) Run(ctx context.Context, in Input) *Result {
 		if format == "" && in.Agent != nil {
 			format = in.Agent.Output.Format
 		}
+		if r.Log != nil {
+			r.Log.Warn("session could not start", zap.String("session", in.SessionID), zap.Error(err))
+		}
+		// These are mistakes in the agent's set-up (an unknown provider, an
+		// output schema that does not compile), not transport errors.
 		rep := syntheticReport(format, "The session could not start: "+err.Error(), now)
-		return &Result{SessionID: in.SessionID, Report: rep, Err: err, Tree: newTree("session", now)}
+		return &Result{SessionID: in.SessionID, Report: rep, Err: err, Tree: newTree("session", now).Snapshot()}
 	}
 	return s.run(ctx)
 }
@@ -97,7 +106,7 @@ func (r *Runner) now() time.Time {
 }
 
 // session is the state of one run; only run's goroutine touches it, except
-// where noted (report capture under mu, from concurrent tool calls).
+// where noted (fields under mu, shared with concurrent tool calls).
 type session struct {
 	r      *Runner
 	a      *config.Agent
@@ -110,8 +119,13 @@ type session struct {
 
 	*toolSet
 
-	msgs   []llm.Message
-	tokens int // estimate of msgs
+	msgs  []llm.Message
+	guard guard // the context guard's count of msgs
+
+	// work bounds the turns that may still call tools; final the whole
+	// session. work ends a little before final, so that a model stopped by
+	// the time limit still has time to write its report.
+	work, final context.Context
 
 	turn       int
 	toolCalls  int
@@ -121,16 +135,17 @@ type session struct {
 	forceFinal string // the message that announces a forced final turn
 	lastChance bool   // the one retry after a final turn without a report
 	injections int    // restriction reminders since tools last ran
-	lastTool   string // the latest successful tool result, for last-chance adoption
+	lastText   string // the latest non-empty text the model wrote
 	taskDone   bool   // agent__task_status said only the report remains
 
 	mu        sync.Mutex
 	report    *Report
 	terminate *terminateNote
+	lastTool  string // the latest successful tool result, for last-chance adoption
 }
 
 type terminateNote struct {
-	note   string
+	note   string // "" when the tool gave none
 	finish bool
 }
 
@@ -173,6 +188,8 @@ func (r *Runner) newSession(in Input) (*session, error) {
 
 func (s *session) now() time.Time { return s.r.now() }
 
+// emit hands an event to the observer. It must never be called with s.mu
+// or the tree's lock held: an observer may be slow, and may read the tree.
 func (s *session) emit(e Event) {
 	if s.obs == nil {
 		return
@@ -186,21 +203,36 @@ func (s *session) emit(e Event) {
 
 func (s *session) appendMsg(m llm.Message) {
 	s.msgs = append(s.msgs, m)
-	s.tokens += messageTokens(&s.msgs[len(s.msgs)-1])
+	s.guard.add(&s.msgs[len(s.msgs)-1])
 }
 
 func (s *session) system(text string) {
 	s.appendMsg(llm.Message{Role: llm.RoleSystem, Content: text})
 }
 
+// reportGrace is how much of max_session_duration is kept for the final
+// report: a fifth, at most two minutes.
+func reportGrace(limit time.Duration) time.Duration {
+	return min(limit/5, 2*time.Minute)
+}
+
 func (s *session) run(ctx context.Context) *Result {
 	start := s.now()
+	limit := s.a.MaxSessionDuration.D()
+	deadline := time.Now().Add(limit)
+	final, cancelFinal := context.WithDeadline(ctx, deadline)
+	defer cancelFinal()
+	work, cancelWork := context.WithDeadline(final, deadline.Add(-reportGrace(limit)))
+	defer cancelWork()
+	s.work, s.final = work, final
+
 	s.tree = newTree(s.a.Name, start)
 	nonce := randomID(4)
 	s.xml = newXMLFinal(nonce)
+	s.guard = newGuard(s.budget(), s.toolSet.tokens)
 	dynamic := sessionPrompt(s.format, nonce, start)
 	s.msgs = append(s.msgs, llm.Message{Role: llm.RoleSystem, Content: s.prompt + dynamic})
-	s.tokens += perMessageOverhead + s.promptTok + countTokens(dynamic)
+	s.guard.addPrompt(&s.msgs[0], len(s.prompt), s.promptTok)
 	for _, m := range s.in.History {
 		s.appendMsg(m)
 	}
@@ -216,38 +248,45 @@ func (s *session) run(ctx context.Context) *Result {
 	rep.Time = end
 	s.tree.finish(!rep.Synthetic(), end)
 	s.emit(Event{Kind: EventFinalReport, Op: s.tree, Report: rep})
-	notice := "report delivered"
+	notice, raw := "report delivered", ""
 	if err != nil {
-		notice = err.Error()
+		notice, raw = rep.Reason, err.Error()
 	}
 	u := s.usage
-	s.emit(Event{Kind: EventSessionDone, Op: s.tree, Notice: notice, Usage: &u, Result: &SessionSummary{
+	s.emit(Event{Kind: EventSessionDone, Op: s.tree, Notice: notice, Err: raw, Usage: &u, Result: &SessionSummary{
 		Turns: s.turn, ToolCalls: s.toolCalls, Duration: end.Sub(start), Status: rep.Status, Source: string(rep.Source)}})
 	return &Result{SessionID: s.id, Report: rep, Turns: s.turn, ToolCalls: s.toolCalls, Usage: s.usage,
-		Messages: s.msgs, Tree: s.tree, Err: err}
+		Messages: s.msgs, Tree: s.tree.Snapshot(), Err: err}
 }
 
 // loop runs turns until a report exists; the returned error says why the
 // loop had to make the report up, if it did.
 func (s *session) loop(ctx context.Context) error {
 	for {
-		if err := ctx.Err(); err != nil {
-			return s.fail(err, "The request was cancelled before an answer was ready.")
+		if err := s.stopped(ctx); err != nil {
+			return err
 		}
 		s.turn++
 		final := s.finalTurn()
 		s.turnOp = s.tree.child("turn", fmt.Sprintf("turn %d", s.turn), s.now())
 		s.emit(Event{Kind: EventTurnStarted, Op: s.turnOp, Final: final})
 
-		resp, err := s.callModel(ctx, final)
+		tctx := s.work
+		if final {
+			tctx = s.final
+		}
+		resp, err := s.callModel(tctx, final)
 		if err != nil {
 			s.turnOp.finish(false, s.now())
-			if ctx.Err() != nil {
-				return s.fail(ctx.Err(), "The request was cancelled before an answer was ready.")
+			if err := s.stopped(ctx); err != nil {
+				return err
+			}
+			if s.work.Err() != nil && !final {
+				continue // out of time for work: the next turn asks for the report
 			}
 			return s.fail(err, unreachable(err))
 		}
-		s.handleReply(ctx, resp, final)
+		s.handleReply(tctx, resp, final)
 		s.turnOp.finish(true, s.now())
 
 		if s.report != nil {
@@ -271,7 +310,23 @@ func (s *session) loop(ctx context.Context) error {
 	}
 }
 
-var errNoReport = errors.New("the model never delivered a final report")
+var (
+	errNoReport  = errors.New("the model never delivered a final report")
+	errTimeLimit = errors.New("max_session_duration reached")
+)
+
+// stopped ends the session when the caller gave up or the time limit has
+// passed, and returns why; nil while the session may go on.
+func (s *session) stopped(ctx context.Context) error {
+	switch {
+	case ctx.Err() != nil:
+		return s.fail(ctx.Err(), "The request was cancelled before an answer was ready.")
+	case s.final.Err() != nil:
+		return s.fail(errTimeLimit, fmt.Sprintf("There is no answer because the request reached its time limit of %s before the model delivered one.",
+			humanDuration(s.a.MaxSessionDuration.D())))
+	}
+	return nil
+}
 
 // finalTurn decides whether this turn may offer only the final report, and
 // tells the model so the first time.
@@ -280,9 +335,11 @@ func (s *session) finalTurn() bool {
 		switch {
 		case s.taskDone:
 			s.forceFinal = taskDoneFinalMessage
+		case s.work.Err() != nil:
+			s.forceFinal = timeFinalMessage
 		case s.turn >= s.a.MaxTurns:
 			s.forceFinal = maxTurnsFinalMessage
-		case s.tokens+s.toolSet.tokens > s.budget():
+		case s.guard.over(s.msgs):
 			s.forceFinal = contextFinalMessage
 		default:
 			return false
@@ -320,9 +377,10 @@ func (s *session) callModel(ctx context.Context, final bool) (*llm.Response, err
 		s.emit(Event{Kind: EventLLMCall, Op: op, LLM: info})
 		return nil, err
 	}
-	op.Name = resp.Provider + "/" + resp.Model
+	op.rename(resp.Provider + "/" + resp.Model)
 	op.finish(true, s.now())
 	s.usage.Add(resp.Usage)
+	s.guard.reported(len(s.msgs), len(defs) == len(s.defs), resp.Usage)
 	s.emit(Event{Kind: EventLLMCall, Op: op, LLM: &LLMCallInfo{Provider: resp.Provider, Model: resp.Model, Usage: resp.Usage,
 		Latency: resp.Latency, FinishReason: resp.FinishReason, ToolCalls: len(resp.Message.ToolCalls), TextBytes: len(resp.Message.Content)}})
 	return resp, nil
@@ -345,6 +403,9 @@ func (s *session) handleReply(ctx context.Context, resp *llm.Response, final boo
 	msg := resp.Message
 	msg.Role = llm.RoleAssistant
 	s.appendMsg(msg)
+	if strings.TrimSpace(msg.Content) != "" {
+		s.lastText = msg.Content
+	}
 
 	// The XML wrapper with this session's nonce is a final answer wherever
 	// the model writes it. One that cannot be adopted, or one with another
@@ -353,22 +414,23 @@ func (s *session) handleReply(ctx context.Context, resp *llm.Response, final boo
 	if content, attrs, ok := s.xml.find(msg.Content); ok {
 		rep, problems := reportFromText(content, s.format, s.schema, SourceXML)
 		if rep != nil {
-			if st := attrs["status"]; st == StatusFailure || st == StatusPartial {
+			if st := normStatus(attrs["status"]); st == StatusFailure || st == StatusPartial {
 				rep.Status = st
 			}
 			s.capture(rep, nil)
 			return
 		}
+		s.rejected(SourceXML, problems)
 		notice = "The answer in your final-answer wrapper was not accepted: " + strings.Join(problems, " ") +
 			"\nDeliver your answer by calling " + FinalReportTool + "."
-	} else if hasForeignWrapper(msg.Content) && !s.a.RestrictOutput {
-		// (Under restrict_output the text gets the restriction reminder
-		// and is never adopted anyway.)
-		notice = "The final-answer wrapper in your reply does not carry this session's nonce, so it was ignored. " +
-			"Deliver your answer by calling " + FinalReportTool + "."
-	}
-	if hasForeignWrapper(msg.Content) && notice != "" || s.a.RestrictOutput && hasForeignWrapper(msg.Content) {
+	} else if hasWrapper(msg.Content) {
 		s.emit(Event{Kind: EventNotice, Notice: "ignored a final-answer wrapper with a foreign nonce"})
+		// Under restrict_output the text gets the restriction reminder and
+		// is never adopted anyway.
+		if !s.a.RestrictOutput {
+			notice = "The final-answer wrapper in your reply does not carry this session's nonce, so it was ignored. " +
+				"Deliver your answer by calling " + FinalReportTool + "."
+		}
 	}
 	switch {
 	case len(msg.ToolCalls) > 0:
@@ -381,7 +443,11 @@ func (s *session) handleReply(ctx context.Context, resp *llm.Response, final boo
 	}
 }
 
-// handleText acts on a reply without tool calls (DECISIONS.md §3).
+// handleText acts on a reply without tool calls. Without restrict_output
+// the text is adopted as the report where the format allows; with it, the
+// restriction reminder is injected instead, at most
+// restriction_max_injections times since tools last ran (0 = no limit),
+// and then the final turn is forced.
 func (s *session) handleText(text string, finish llm.FinishReason, final bool) {
 	if strings.TrimSpace(text) == "" {
 		s.emit(Event{Kind: EventNotice, Notice: "empty reply"})
@@ -414,35 +480,53 @@ func (s *session) handleText(text string, finish llm.FinishReason, final bool) {
 		s.capture(rep, nil)
 		return
 	}
+	s.rejected(SourceText, problems)
 	s.system("Your answer was not accepted: " + strings.Join(problems, "\n") + "\nDeliver it by calling " + FinalReportTool + ".")
 }
 
-// capture stores the session's report; the first one wins.
+// rejected records, for the log, why an answer the model gave was not
+// taken as the report.
+func (s *session) rejected(src Source, problems []string) {
+	s.emit(Event{Kind: EventReportRejected, Notice: string(src) + ": " + strings.Join(problems, "; ")})
+}
+
+// capture stores the session's report; the first one wins. For
+// slack-block-kit the messages are repaired here, so every consumer gets
+// messages Slack accepts.
 func (s *session) capture(r *Report, notes []string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.report != nil {
-		return false
-	}
 	if r.Format == config.FormatSlackBlockKit {
-		r.Slack, r.Repairs = blockkit.Repair(r.Messages, r.Content)
+		if r.Slack == nil {
+			r.Slack, r.Repairs = blockkit.Repair(r.Messages, r.Content)
+		}
 		if len(r.Repairs) > 0 {
 			notes = append(notes, fmt.Sprintf("Block Kit repaired (%s)", repairKinds(r.Repairs)))
 		}
 	}
-	s.report = r
-	if len(notes) > 0 {
+	s.mu.Lock()
+	won := s.report == nil
+	if won {
+		s.report = r
+	}
+	s.mu.Unlock()
+	if won && len(notes) > 0 {
 		s.emit(Event{Kind: EventNotice, Notice: "final report: " + strings.Join(notes, "; ")})
 	}
-	return true
+	return won
 }
 
-// adoptTerminate builds the report from a terminate result's note when the
-// model did not deliver one (DECISIONS.md §2).
+// adoptTerminate builds the report from a terminate result when the model
+// did not deliver one: the note, or without one the last text the model
+// wrote, or else "Finished".
 func (s *session) adoptTerminate() {
 	note, src := s.terminate.note, SourceToolMessage
 	if s.terminate.finish {
 		src = SourceFinish
+	}
+	if note == "" {
+		note = strings.TrimSpace(s.lastText)
+	}
+	if note == "" {
+		note = finishedNote
 	}
 	rep, _ := reportFromText(note, s.format, s.schema, src)
 	if rep == nil {
@@ -455,15 +539,25 @@ func (s *session) adoptTerminate() {
 	s.capture(rep, nil)
 }
 
+// finishedNote is what a terminate result without a note says, to the
+// model and, when the model wrote nothing, to the user.
+const finishedNote = "Finished"
+
 // adoptLastResort takes the latest successful tool result as a partial
-// answer rather than ending with nothing (spec 000, adoption from a tool
-// message).
+// answer rather than ending with nothing. It is the tool's data, not an
+// answer the model wrote: for slack-block-kit it is shown as text (JSON in
+// a code block), never read as Block Kit.
 func (s *session) adoptLastResort() bool {
-	if s.lastTool == "" {
+	s.mu.Lock()
+	last := s.lastTool
+	s.mu.Unlock()
+	if strings.TrimSpace(last) == "" {
 		return false
 	}
-	rep, _ := reportFromText(s.lastTool, s.format, s.schema, SourceToolMessage)
-	if rep == nil {
+	var rep *Report
+	if s.format == config.FormatSlackBlockKit {
+		rep = &Report{Status: StatusPartial, Format: s.format, Source: SourceToolMessage, Content: asMarkdownData(last)}
+	} else if rep, _ = reportFromText(last, s.format, s.schema, SourceToolMessage); rep == nil {
 		return false
 	}
 	rep.Status = StatusPartial
@@ -482,9 +576,15 @@ func randomID(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// unreachable says, for the person waiting, why no model answered; the
-// technical error goes to the log with Result.Err.
+// unreachable says, for the person waiting, why no model answered. It
+// names the kind of failure only: the technical error (hosts, addresses,
+// gateway URLs) goes to the log with Result.Err, never to the user.
 func unreachable(err error) string {
+	var ce *llm.ChainError
+	if errors.As(err, &ce) && ce.Wait > 0 {
+		return fmt.Sprintf("There is no answer because the model service asked to wait %s before trying again, longer than this request can wait. "+
+			"Please try again later.", humanDuration(ce.Wait))
+	}
 	why := "the model service failed"
 	switch llm.KindOf(err) {
 	case llm.ErrAuth:
@@ -504,7 +604,24 @@ func unreachable(err error) string {
 	case llm.ErrBadResponse:
 		why = "the model service sent answers that could not be read"
 	}
-	return "There is no answer because " + why + ". Please try again later; if it persists, tell whoever runs this bot. (" + err.Error() + ")"
+	return "There is no answer because " + why + ". Please try again later; if it persists, tell whoever runs this bot."
+}
+
+// humanDuration writes d for people: "45 seconds", "10 minutes", "1 hour".
+func humanDuration(d time.Duration) string {
+	n, name := int64(0), ""
+	switch {
+	case d < time.Minute:
+		n, name = max(int64(d.Round(time.Second)/time.Second), 1), "second"
+	case d%time.Hour == 0 || d >= 2*time.Hour:
+		n, name = int64(d.Round(time.Hour)/time.Hour), "hour"
+	default:
+		n, name = int64(d.Round(time.Minute)/time.Minute), "minute"
+	}
+	if n == 1 {
+		return "1 " + name
+	}
+	return fmt.Sprintf("%d %ss", n, name)
 }
 
 // repairKinds summarises repairs for the log: each kind with its count.

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"fmt"
-	"path"
 
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm"
@@ -17,6 +16,7 @@ import (
 // agent and format: token-counting a hundred schemas per session would cost
 // more than the turns themselves.
 type toolSet struct {
+	agent     *config.Agent // the agent it was built for
 	defs      []llm.ToolDef // every tool the agent may call
 	finalDefs []llm.ToolDef // the final report alone
 	offered   map[string]bool
@@ -26,8 +26,11 @@ type toolSet struct {
 	schema    *tools.Schema // the output schema of a json session
 }
 
+// toolSetKey names a cache entry by agent name, not by pointer: a reloaded
+// configuration brings new *config.Agent values, which replace the entry of
+// their name instead of adding one.
 type toolSetKey struct {
-	agent  *config.Agent
+	agent  string
 	format string
 }
 
@@ -35,30 +38,32 @@ type toolSetKey struct {
 // the optional built-ins and the shared tools when one of the agent's globs
 // matches them.
 func (r *Runner) toolSet(a *config.Agent, format string) (*toolSet, error) {
-	key := toolSetKey{a, format}
-	if ts, ok := r.toolSets.Load(key); ok {
+	key := toolSetKey{a.Name, format}
+	if ts, ok := r.toolSets.Load(key); ok && ts.(*toolSet).agent == a {
 		return ts.(*toolSet), nil
 	}
 	builtins := builtinDefs(format)
-	ts := &toolSet{offered: map[string]bool{FinalReportTool: true}}
-	if format == config.FormatJSON && len(a.Output.Schema) > 0 {
-		sch, err := tools.CompileSchemaValue(jsonValue(a.Output.Schema))
+	ts := &toolSet{agent: a, offered: map[string]bool{FinalReportTool: true}}
+	if format == config.FormatJSON {
+		sch, err := a.Output.Validator()
 		if err != nil {
 			return nil, fmt.Errorf("agent %s output schema: %w", a.Name, err)
 		}
-		ts.schema = sch
+		ts.schema = tools.NewSchema(sch)
 	}
 	ts.finalDefs = []llm.ToolDef{builtins[FinalReportTool]}
 	ts.defs = append(ts.defs, builtins[FinalReportTool])
 	for _, name := range []string{TaskStatusTool, BatchTool, FinishTool} {
-		if allows(a, name) {
+		// Under restrict_output, finish is how a model ends without an
+		// answer of its own, and the reminder names it: always offered.
+		if a.AllowsTool(name) || name == FinishTool && a.RestrictOutput {
 			ts.offered[name] = true
 			ts.defs = append(ts.defs, builtins[name])
 		}
 	}
 	if r.Tools != nil {
 		for _, t := range r.Tools.Tools() {
-			if _, builtin := builtins[t.Name]; builtin || !allows(a, t.Name) {
+			if _, builtin := builtins[t.Name]; builtin || !a.AllowsTool(t.Name) {
 				continue
 			}
 			ts.offered[t.Name] = true
@@ -68,17 +73,8 @@ func (r *Runner) toolSet(a *config.Agent, format string) (*toolSet, error) {
 	ts.tokens = toolDefsTokens(ts.defs)
 	ts.prompt = systemPrompt(a, format, ts.offered)
 	ts.promptTok = countTokens(ts.prompt)
-	actual, _ := r.toolSets.LoadOrStore(key, ts)
-	return actual.(*toolSet), nil
-}
-
-func allows(a *config.Agent, name string) bool {
-	for _, g := range a.Tools {
-		if ok, _ := path.Match(g, name); ok {
-			return true
-		}
-	}
-	return false
+	r.toolSets.Store(key, ts)
+	return ts, nil
 }
 
 func formatOf(in Input) string {
@@ -96,7 +92,8 @@ func formatOf(in Input) string {
 // from making every turn final or refusing every call.
 func withLimits(a *config.Agent) *config.Agent {
 	d := config.BuiltinDefaults()
-	if a.MaxTurns > 0 && a.MaxToolCallsPerTurn > 0 && a.MaxOutputTokens > 0 && a.ContextWindow > 0 && a.RestrictionMessage != "" {
+	if a.MaxTurns > 0 && a.MaxToolCallsPerTurn > 0 && a.MaxOutputTokens > 0 && a.ContextWindow > 0 && a.RestrictionMessage != "" &&
+		a.MaxSessionDuration > 0 {
 		return a
 	}
 	c := *a
@@ -118,27 +115,8 @@ func withLimits(a *config.Agent) *config.Agent {
 	if c.RestrictionMessage == "" {
 		c.RestrictionMessage = d.RestrictionMessage
 	}
-	return &c
-}
-
-// jsonValue normalises a YAML-decoded schema (map[string]any with ints and
-// floats) into the values the schema compiler expects.
-func jsonValue(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(t))
-		for k, x := range t {
-			m[k] = jsonValue(x)
-		}
-		return m
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = jsonValue(x)
-		}
-		return out
-	case int, int64, uint64, float64, float32, int32, uint, uint32:
-		return jsonNumber(t)
+	if c.MaxSessionDuration <= 0 {
+		c.MaxSessionDuration = d.MaxSessionDuration
 	}
-	return v
+	return &c
 }

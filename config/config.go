@@ -84,6 +84,7 @@ type AgentDefaults struct {
 	ContextBuffer            int      `yaml:"context_buffer"`
 	LLMTimeout               Duration `yaml:"llm_timeout"`
 	ToolTimeout              Duration `yaml:"tool_timeout"`
+	MaxSessionDuration       Duration `yaml:"max_session_duration"`
 	RestrictionMessage       string   `yaml:"restriction_message"`
 	RestrictionMaxInjections int      `yaml:"restriction_max_injections"`
 }
@@ -98,6 +99,7 @@ const (
 	DefaultContextBuffer       = 256
 	DefaultLLMTimeout          = 600 * time.Second
 	DefaultToolTimeout         = 300 * time.Second
+	DefaultMaxSessionDuration  = 10 * time.Minute
 	DefaultToolResponseMaxByte = 12288
 	// DefaultRestrictionMessage is spec 004's message, naming the final
 	// report tool too (DECISIONS.md §3).
@@ -132,6 +134,7 @@ type Agent struct {
 	ContextBuffer            int      `yaml:"context_buffer"`
 	LLMTimeout               Duration `yaml:"llm_timeout"`
 	ToolTimeout              Duration `yaml:"tool_timeout"`
+	MaxSessionDuration       Duration `yaml:"max_session_duration"` // the whole session: model calls, retry waits, tools
 	Output                   Output   `yaml:"output"`
 	RestrictOutput           bool     `yaml:"restrict_output"`
 	RestrictionMessage       string   `yaml:"restriction_message"`

@@ -18,6 +18,7 @@ func BuiltinDefaults() AgentDefaults {
 		ContextBuffer:       DefaultContextBuffer,
 		LLMTimeout:          Duration(DefaultLLMTimeout),
 		ToolTimeout:         Duration(DefaultToolTimeout),
+		MaxSessionDuration:  Duration(DefaultMaxSessionDuration),
 		RestrictionMessage:  DefaultRestrictionMessage,
 	}
 }

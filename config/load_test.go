@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/goccy/go-yaml"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
@@ -312,5 +314,53 @@ func TestErrorsAreStructured(t *testing.T) {
 	}
 	if n := len(err.(interface{ Unwrap() []error }).Unwrap()); n != 2 {
 		t.Errorf("got %d errors, want both problems reported: %v", n, err)
+	}
+}
+
+func TestASecretIsHiddenUnderEveryVerbAndEncoding(t *testing.T) {
+	t.Parallel()
+	const value = "sk-live-0123456789abcdef"
+	s := Secret(value)
+	p := Provider{Type: "openai", APIKey: s, Headers: map[string]Secret{"Authorization": "Bearer " + value}}
+	var renders = map[string]string{}
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%X", "%d", "%10s", "%-40v", "%T"} {
+		renders["Secret "+verb] = fmt.Sprintf(verb, s)
+		renders["*Secret "+verb] = fmt.Sprintf(verb, &s)
+		renders["Provider "+verb] = fmt.Sprintf(verb, p)
+		renders["*Provider "+verb] = fmt.Sprintf(verb, &p)
+	}
+	renders["Sprint"] = fmt.Sprint(s, p)
+	renders["Sprintln"] = fmt.Sprintln(s, p)
+	js, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renders["json"] = string(js)
+	y, err := yaml.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renders["yaml"] = string(y)
+	ym, err := yaml.Marshal(map[string]any{"key": s, "list": []Secret{s}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	renders["yaml map"] = string(ym)
+	for name, out := range renders {
+		if strings.Contains(out, value) || strings.Contains(out, "0123456789abcdef") ||
+			strings.Contains(strings.ToLower(out), fmt.Sprintf("%x", value)) {
+			t.Errorf("%s shows the secret: %s", name, out)
+		}
+	}
+	for _, name := range []string{"Secret %v", "Secret %s", "Secret %#v", "json", "yaml", "yaml map", "Provider %+v"} {
+		if !strings.Contains(renders[name], "[redacted]") {
+			t.Errorf("%s does not show that the secret is set: %s", name, renders[name])
+		}
+	}
+	if got := fmt.Sprintf("%v|%q", Secret(""), Secret("")); got != `|""` {
+		t.Errorf("an empty secret renders as %s, want it empty", got)
+	}
+	if s.Reveal() != value {
+		t.Error("Reveal does not return the value")
 	}
 }

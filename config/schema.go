@@ -96,6 +96,17 @@ func jsonShape(v map[string]any) map[string]any {
 	return out
 }
 
+// Validator returns the compiled output schema, nil when there is none.
+// Load compiles every agent's schema where the agent file lies, so that
+// $refs to sibling files resolve; an Output built in code is compiled here,
+// and its schema cannot refer to files.
+func (o *Output) Validator() (*jsonschema.Schema, error) {
+	if o.Compiled != nil || len(o.Schema) == 0 {
+		return o.Compiled, nil
+	}
+	return compileSchema(o.Schema, "mem:///output-schema.json")
+}
+
 // resolveSchema checks an agent's output key and compiles its schema.
 func (a *Agent) resolveSchema(w *walker) {
 	o := &a.Output

@@ -25,6 +25,26 @@ func (s Secret) String() string {
 // MarshalText redacts the secret in JSON, YAML and zap output.
 func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
+// GoString redacts the secret under %#v.
+func (s Secret) GoString() string { return fmt.Sprintf("config.Secret(%q)", s.String()) }
+
+// Format redacts the secret under every fmt verb (%v, %+v, %#v, %s, %q, %x,
+// %d, …), including verbs a string does not support, which fmt would
+// otherwise answer by printing the raw value.
+func (s Secret) Format(f fmt.State, verb rune) {
+	switch verb {
+	case 'v':
+		if f.Flag('#') {
+			fmt.Fprint(f, s.GoString())
+			return
+		}
+	case 'q':
+		fmt.Fprintf(f, "%q", s.String())
+		return
+	}
+	fmt.Fprint(f, s.String())
+}
+
 // Duration is a time.Duration written in the configuration as a Go duration
 // string such as "30s" or "10m".
 type Duration time.Duration

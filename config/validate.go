@@ -254,7 +254,7 @@ func checkLimits(w *walker, prefix string, d AgentDefaults, set func(string) boo
 	for _, k := range []struct {
 		key string
 		v   Duration
-	}{{"llm_timeout", d.LLMTimeout}, {"tool_timeout", d.ToolTimeout}} {
+	}{{"llm_timeout", d.LLMTimeout}, {"tool_timeout", d.ToolTimeout}, {"max_session_duration", d.MaxSessionDuration}} {
 		if set(k.key) && k.v <= 0 {
 			w.errorf(prefix+k.key, "must be a positive duration, like \"30s\" or \"10m\"")
 		}

@@ -51,9 +51,11 @@ type RetryInfo struct {
 //     rotation. When no target is left, the last error is returned.
 //   - At most MaxRetries+1 attempts are made. Timeout bounds each attempt;
 //     an attempt that runs out of time is an ErrTimeout, which is retryable.
-//   - When ctx is done the chain returns at once, ErrCanceled or ErrTimeout,
-//     and it never sleeps past ctx: a wait that would end after ctx's
-//     deadline is not started, and the last error is returned instead.
+//   - When ctx is done the chain returns at once, ErrCanceled or ErrTimeout.
+//   - No wait is longer than MaxWait, and none ends after ctx's deadline: a
+//     wait that would (a Retry-After of an hour, say) is not started. The
+//     chain gives up instead, and its ChainError says how long the wait
+//     would have been.
 //
 // Every error Complete returns is a *ChainError wrapping the last *Error,
 // so KindOf and errors.As see the final cause.
@@ -67,10 +69,18 @@ type Chain struct {
 	// Backoff returns the wait before a target is tried again after its
 	// n-th failure (n ≥ 1). Default: DefaultBackoff.
 	Backoff func(n int) time.Duration
+	// MaxWait caps a single wait before another attempt (0 means
+	// DefaultMaxWait).
+	MaxWait time.Duration
 	// OnRetry, when set, is called after a failed attempt that another will
 	// follow, before the wait, for logs and progress events.
 	OnRetry func(RetryInfo)
 }
+
+// DefaultMaxWait is the longest a chain waits before another attempt when
+// its MaxWait is not set: a service that asks for longer is treated as
+// unavailable for this call.
+const DefaultMaxWait = time.Minute
 
 // ChainError is the failure of a whole Chain call: the last attempt's error,
 // how many attempts were made, and the targets they went to.
@@ -78,14 +88,22 @@ type ChainError struct {
 	Attempts int
 	Tried    []string // "provider/model", in the order first tried
 	Err      error    // the last attempt's *Error
+	// Wait, when not zero, is why the chain gave up: the next attempt
+	// would have had to wait this long, more than WaitLimit (MaxWait, or
+	// the time left before the caller's deadline).
+	Wait, WaitLimit time.Duration
 }
 
 func (e *ChainError) Error() string {
 	if len(e.Tried) == 0 {
 		return fmt.Sprintf("llm: no attempt made: %v", e.Err)
 	}
-	return fmt.Sprintf("llm: gave up after %d attempt%s (tried %s): %v",
-		e.Attempts, plural(e.Attempts), strings.Join(e.Tried, ", "), e.Err)
+	wait := ""
+	if e.Wait > 0 {
+		wait = fmt.Sprintf("; the next would have to wait %s, more than the %s allowed", e.Wait.Round(time.Second), e.WaitLimit.Round(time.Second))
+	}
+	return fmt.Sprintf("llm: gave up after %d attempt%s (tried %s%s): %v",
+		e.Attempts, plural(e.Attempts), strings.Join(e.Tried, ", "), wait, e.Err)
 }
 
 // Unwrap returns the last attempt's error.
@@ -135,8 +153,12 @@ func (c *Chain) Complete(ctx context.Context, req *Request) (*Response, error) {
 	states := make([]targetState, len(c.Targets))
 	var tried []string
 	var last error
-	fail := func(attempts int, err error) error {
+	fail := func(attempts int, err error) *ChainError {
 		return &ChainError{Attempts: attempts, Tried: tried, Err: err}
+	}
+	maxWait := c.MaxWait
+	if maxWait <= 0 {
+		maxWait = DefaultMaxWait
 	}
 
 	var prev Target // target of the last failed attempt
@@ -150,8 +172,16 @@ func (c *Chain) Complete(ctx context.Context, req *Request) (*Response, error) {
 			return nil, fail(attempt-1, last)
 		}
 		t := c.Targets[i]
-		if dl, ok := ctx.Deadline(); ok && wait > 0 && time.Now().Add(wait).After(dl) {
-			return nil, fail(attempt-1, last)
+		if wait > 0 {
+			limit := maxWait
+			if dl, ok := ctx.Deadline(); ok {
+				limit = min(limit, time.Until(dl))
+			}
+			if wait > limit {
+				ce := fail(attempt-1, last)
+				ce.Wait, ce.WaitLimit = wait, max(limit, 0)
+				return nil, ce
+			}
 		}
 		if attempt > 1 && c.OnRetry != nil {
 			c.OnRetry(RetryInfo{Attempt: attempt - 1, Target: prev, Err: last, Wait: wait, Next: t})

@@ -271,6 +271,7 @@ func TestChainCancellationDuringBackoffReturnsPromptly(t *testing.T) {
 		Targets:    []llm.Target{{Provider: anthropicAt(t, "claude", srv), Model: "m"}},
 		MaxRetries: 3,
 		Backoff:    forever,
+		MaxWait:    2 * time.Hour,
 		OnRetry:    func(llm.RetryInfo) { cancel() }, // the chain is about to wait an hour
 	}
 	_, err := c.Complete(ctx, question())
@@ -295,6 +296,51 @@ func TestChainDoesNotStartAWaitThatOutlastsTheDeadline(t *testing.T) {
 	var e *llm.Error
 	if !errors.As(err, &e) || e.Kind != llm.ErrRateLimit || e.RetryAfter != time.Hour {
 		t.Errorf("error %v: want the rate limit with its hour-long Retry-After", err)
+	}
+	var ce *llm.ChainError
+	if !errors.As(err, &ce) || ce.Wait < 59*time.Minute || ce.WaitLimit > time.Minute {
+		t.Errorf("error %v: want it to say the wait (an hour) and the limit (under a minute)", err)
+	}
+}
+
+func TestChainCapsEveryWaitEvenWithoutADeadline(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name    string
+		maxWait time.Duration
+		limit   time.Duration
+	}{
+		{"the default cap is a minute", 0, llm.DefaultMaxWait},
+		{"a chain may set its own cap", 5 * time.Second, 5 * time.Second},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := llmtest.NewServer(t, llmtest.Reply{ErrorType: "rate_limit_exceeded", RetryAfter: "3600"})
+			c := &llm.Chain{Targets: []llm.Target{{Provider: openaiAt(t, "oai", srv), Model: "m"}}, MaxRetries: 3, Backoff: noWait, MaxWait: tt.maxWait}
+			_, err := c.Complete(context.Background(), question()) // would sleep an hour without the cap
+			var ce *llm.ChainError
+			if !errors.As(err, &ce) || ce.Wait < 59*time.Minute || ce.WaitLimit != tt.limit {
+				t.Fatalf("error %v: want a give-up naming the hour's wait and the %s limit", err, tt.limit)
+			}
+			if llm.KindOf(err) != llm.ErrRateLimit || !strings.Contains(err.Error(), "more than the") {
+				t.Errorf("error %q: want the rate limit as the cause and the wait in the message", err)
+			}
+			if n := len(srv.Requests()); n != 1 {
+				t.Errorf("%d requests, want 1", n)
+			}
+		})
+	}
+}
+
+func TestChainMovesToTheFallbackWhenATargetAsksForTooLongAWait(t *testing.T) {
+	t.Parallel()
+	slow := llmtest.NewServer(t, llmtest.Reply{ErrorType: "rate_limit_exceeded", RetryAfter: "3600"})
+	backup := llmtest.NewServer(t, llmtest.Reply{Text: "from the backup"})
+	c := &llm.Chain{Targets: []llm.Target{{Provider: openaiAt(t, "busy", slow), Model: "m"}, {Provider: openaiAt(t, "backup", backup), Model: "m"}},
+		MaxRetries: 3, Backoff: noWait}
+	resp, err := c.Complete(context.Background(), question())
+	if err != nil || resp.Message.Content != "from the backup" {
+		t.Fatalf("Complete = %+v, %v; want the backup's answer", resp, err)
 	}
 }
 

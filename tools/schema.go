@@ -19,6 +19,15 @@ type Schema struct {
 	s *jsonschema.Schema
 }
 
+// NewSchema wraps a schema compiled elsewhere (an agent's output schema,
+// compiled when the configuration is loaded).
+func NewSchema(s *jsonschema.Schema) *Schema {
+	if s == nil {
+		return nil
+	}
+	return &Schema{s: s}
+}
+
 // CompileSchema compiles a JSON Schema document. Schemas without "$schema"
 // are read as draft 2020-12, which also accepts the draft-07 documents MCP
 // servers commonly send.
