@@ -19,7 +19,7 @@ const (
 	EventToolStarted    EventKind = "tool_started"
 	EventToolFinished   EventKind = "tool_finished"
 	EventTaskStatus     EventKind = "task_status"
-	EventNotice         EventKind = "notice" // something the loop told the model or decided (final turn forced, restriction injected)
+	EventNotice         EventKind = "notice"                // something the loop told the model or decided (final turn forced, restriction injected)
 	EventReportRejected EventKind = "final_report_rejected" // an answer the loop refused, and why (the model is told and may retry)
 	EventFinalReport    EventKind = "final_report"
 	EventSessionDone    EventKind = "session_done"

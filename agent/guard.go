@@ -5,6 +5,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm"
 	"github.com/tiktoken-go/tokenizer"
 )
@@ -247,4 +248,31 @@ func (g *guard) fromProvider() int {
 		n += e
 	}
 	return n
+}
+
+// TrimHistory bounds a conversation carried from earlier sessions (a chat,
+// a Slack thread) so that it and the new prompt take at most half of the
+// agent's context budget, leaving the rest for the system prompt, the tools
+// and the work of the session. It drops the oldest messages first, whole
+// exchanges at a time (what is kept starts with a user message), and
+// returns what is kept and how many messages were dropped. Sizes are
+// estimates raised by their margin, so the bound errs on the safe side.
+func TrimHistory(a *config.Agent, history []llm.Message, prompt string) (kept []llm.Message, dropped int) {
+	a = withLimits(a)
+	room := (a.ContextWindow - a.MaxOutputTokens - a.ContextBuffer) / 2
+	cost := func(m *llm.Message) int { return int(float64(messageEstimate(m)) * estimateMargin) }
+	total := cost(&llm.Message{Role: llm.RoleUser, Content: prompt})
+	for i := range history {
+		total += cost(&history[i])
+	}
+	start := 0
+	for start < len(history) && total > room {
+		total -= cost(&history[start])
+		start++
+		for start < len(history) && history[start].Role != llm.RoleUser {
+			total -= cost(&history[start])
+			start++
+		}
+	}
+	return history[start:], start
 }

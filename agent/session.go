@@ -70,7 +70,7 @@ type Result struct {
 	ToolCalls int
 	Usage     llm.Usage
 	Messages  []llm.Message // the whole conversation, system prompt first
-	Tree      *OpSnapshot // the operation tree as the session left it
+	Tree      *OpSnapshot   // the operation tree as the session left it
 	// Err is why the session ended abnormally (cancelled, model
 	// unreachable); the synthetic Report says the same to the user.
 	Err error

@@ -62,11 +62,13 @@ func wire(ctx context.Context, path string, verbose bool, stderr io.Writer) (*wi
 	return &wiring{cfg: cfg, log: log, runner: &agent.Runner{Providers: providers, Tools: orch, Log: log}}, nil
 }
 
-// newLogger: the terminal commands print their own progress lines, so their
-// log shows only errors unless verbose asks for every event; log.level and
-// log.format of the configuration are for the bot.
+// newLogger writes log lines to w at the configuration's log.level (every
+// command honours it; --verbose lowers it to debug) in its log.format.
 func newLogger(lc config.Log, verbose bool, w io.Writer) *zap.Logger {
-	level := zapcore.ErrorLevel
+	level, err := zapcore.ParseLevel(lc.Level)
+	if err != nil { // config.Load accepts only known levels
+		level = zapcore.InfoLevel
+	}
 	if verbose {
 		level = zapcore.DebugLevel
 	}
@@ -161,6 +163,12 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		q := strings.TrimSpace(in.Text())
 		if q == "" {
 			continue
+		}
+		// A long conversation keeps its latest exchanges within the
+		// model's window rather than failing every question.
+		var dropped int
+		if history, dropped = agent.TrimHistory(a, history, q); dropped > 0 {
+			fmt.Fprintf(stderr, "  · the conversation is long: its %d oldest messages are forgotten to fit the model's context window\n", dropped)
 		}
 		res := w.runner.Run(ctx, agent.Input{Agent: a, Format: config.FormatMarkdown, History: history, Prompt: q, Observer: progress(stderr)})
 		if err := printReport(stdout, res.Report); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,13 +15,18 @@ import (
 )
 
 // setup writes a configuration whose only provider is the fake server, and
-// one agent file, and returns the configuration's path.
-func setup(t *testing.T, srv *llmtest.Server, format string) string {
+// one agent file, and returns the configuration's path. extra is appended
+// to the configuration file.
+func setup(t *testing.T, srv *llmtest.Server, format string, extra ...string) string {
+	t.Helper()
+	return setupAgent(t, srv, "---\ndescription: Test agent\nmodels: [fake/m1]\nmax_turns: 3\noutput:\n  format: "+format+"\n---\nYou answer questions.\n", extra...)
+}
+
+func setupAgent(t *testing.T, srv *llmtest.Server, agent string, extra ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := "llm:\n  providers:\n    fake:\n      type: openai\n      base_url: " + srv.URL() + "/v1/\n      api_key: sk-cli-SECRET999\n" +
-		"agents_dir: agents\ndefaults:\n  max_retries: 0\n"
-	agent := "---\ndescription: Test agent\nmodels: [fake/m1]\nmax_turns: 3\noutput:\n  format: " + format + "\n---\nYou answer questions.\n"
+		"agents_dir: agents\ndefaults:\n  max_retries: 0\n" + strings.Join(extra, "")
 	if err := os.MkdirAll(filepath.Join(dir, "agents"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -93,8 +99,16 @@ func TestAskWithAnUnreachableModelExitsWithTheReason(t *testing.T) {
 	if !errors.As(err, &ec) || ec != 1 {
 		t.Fatalf("err = %v, want exit status 1", err)
 	}
-	if !strings.Contains(out, "rejected the configured credentials") || !strings.Contains(out, "HTTP 401") {
+	if !strings.Contains(out, "rejected the configured credentials") {
 		t.Fatalf("stdout does not say why: %q", out)
+	}
+	// The person reading the answer gets words; the technical error is for
+	// whoever runs the bot, in the log (warn level).
+	if strings.Contains(out, "HTTP 401") || strings.Contains(out, "127.0.0.1") {
+		t.Fatalf("stdout shows the raw error: %q", out)
+	}
+	if !strings.Contains(stderr, "HTTP 401") || !strings.Contains(stderr, `"level":"warn"`) {
+		t.Fatalf("the log does not carry the error at warn level: %q", stderr)
 	}
 	if strings.Contains(out+stderr, "SECRET999") {
 		t.Fatal("the API key leaked to the terminal")
@@ -153,6 +167,79 @@ func TestAgentsListsAndValidates(t *testing.T) {
 	}
 	if !strings.Contains(out, "helper") || !strings.Contains(out, "json") || !strings.Contains(out, "fake/m1") || !strings.Contains(out, "1 agents, all valid") {
 		t.Fatalf("stdout = %q", out)
+	}
+}
+
+func TestEveryCommandThatRunsSessionsHonoursLogLevel(t *testing.T) {
+	t.Parallel()
+	report := llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "agent__final_report",
+		Arguments: `{"status":"success","report_format":"markdown","report_content":"Yes."}`}}}
+	for _, tt := range []struct {
+		level      string
+		want, none []string
+	}{
+		{"debug", []string{`"msg":"llm_call"`, `"msg":"session_done"`}, nil},
+		{"info", []string{`"msg":"session_done"`}, []string{`"msg":"llm_call"`}},
+		{"warn", nil, []string{`"msg":"session_done"`, `"msg":"llm_call"`}},
+	} {
+		for _, cmd := range []string{"ask", "chat"} {
+			t.Run(cmd+" at "+tt.level, func(t *testing.T) {
+				t.Parallel()
+				srv := llmtest.NewServer(t, report)
+				cfg := setup(t, srv, "markdown", "log:\n  level: "+tt.level+"\n")
+				args := []string{"ask", "--config", cfg, "--agent", "helper", "--quiet", "Well?"}
+				if cmd == "chat" {
+					args = []string{"chat", "--config", cfg, "--agent", "helper"}
+				}
+				var out, errb bytes.Buffer
+				if err := run(context.Background(), args, strings.NewReader("Well?\n"), &out, &errb); err != nil {
+					t.Fatalf("%v\n%s", err, errb.String())
+				}
+				for _, w := range tt.want {
+					if !strings.Contains(errb.String(), w) {
+						t.Errorf("stderr lacks %s at level %s: %s", w, tt.level, errb.String())
+					}
+				}
+				for _, n := range tt.none {
+					if strings.Contains(errb.String(), n) {
+						t.Errorf("stderr has %s at level %s: %s", n, tt.level, errb.String())
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestChatForgetsTheOldestExchangesRatherThanOverflowTheWindow(t *testing.T) {
+	t.Parallel()
+	// A window of 3000 tokens: the history may take ~1,400 of them, and each
+	// question here is ~500 tokens, so the fourth session sees only the
+	// latest exchanges, never more than fit.
+	agent := "---\nmodels: [fake/m1]\nmax_turns: 3\ncontext_window: 3000\nmax_output_tokens: 200\n---\nYou answer.\n"
+	var replies []llmtest.Reply
+	for range 4 {
+		replies = append(replies, llmtest.Reply{Text: "Noted."})
+	}
+	srv := llmtest.NewServer(t, replies...)
+	cfg := setupAgent(t, srv, agent)
+	var in strings.Builder
+	for i := range 4 {
+		fmt.Fprintf(&in, "question %d %s\n", i+1, strings.Repeat("lorem ipsum dolor sit amet ", 80))
+	}
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), []string{"chat", "--config", cfg, "--agent", "helper"}, strings.NewReader(in.String()), &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if got := strings.Count(out.String(), "Noted."); got != 4 {
+		t.Fatalf("answers = %d, want 4 (stdout %q, stderr %s)", got, out.String(), errb.String())
+	}
+	reqs := srv.Requests()
+	last := reqs[len(reqs)-1].Messages
+	if len(last) >= 7 || last[0].Role != "user" || !strings.HasPrefix(last[len(last)-1].Content, "question 4") {
+		t.Errorf("the last session was sent %d messages starting with %s; want fewer than all 7, whole exchanges, ending with question 4", len(last), last[0].Role)
+	}
+	if !strings.Contains(errb.String(), "oldest messages are forgotten") {
+		t.Errorf("the user is not told that history was dropped: %s", errb.String())
 	}
 }
 
