@@ -104,15 +104,36 @@ func benchAgent() *config.Agent {
 	}
 }
 
-// BenchmarkContextGuard12KB is the context guard's cost for one tool result
-// at the size cap (tool_output.max_bytes, 12288 bytes), the largest message a
-// turn normally appends.
-func BenchmarkContextGuard12KB(b *testing.B) {
+// guardResult is a tool result at the size cap (tool_output.max_bytes,
+// 12288 bytes), the largest message a turn normally appends.
+func guardResult() llm.Message {
 	var sb strings.Builder
 	for sb.Len() < config.DefaultToolResponseMaxByte {
 		sb.WriteString(`{"id": 4182, "title": "Release notes for v2.3", "url": "https://example.com/releases/v2.3", "tags": ["go", "slack"]}` + "\n")
 	}
-	m := llm.Message{Role: llm.RoleTool, Content: sb.String()[:config.DefaultToolResponseMaxByte]}
+	return llm.Message{Role: llm.RoleTool, Content: sb.String()[:config.DefaultToolResponseMaxByte]}
+}
+
+// BenchmarkContextGuard12KB is what the context guard costs a turn for one
+// tool result at the size cap: its estimate when appended, and the check
+// before the next turn while the session is not near its limit.
+func BenchmarkContextGuard12KB(b *testing.B) {
+	m := guardResult()
+	b.SetBytes(int64(len(m.Content)))
+	b.ReportAllocs()
+	for b.Loop() {
+		g := newGuard(config.DefaultContextWindow, 2000)
+		g.add(&m)
+		if g.over([]llm.Message{m}) {
+			b.Fatal("a 12 KB result overflowed a 128k window")
+		}
+	}
+}
+
+// BenchmarkContextGuardExact12KB is the exact o200k count of the same
+// result, which the guard makes only near the limit, once per message.
+func BenchmarkContextGuardExact12KB(b *testing.B) {
+	m := guardResult()
 	countTokens("warm up")
 	b.SetBytes(int64(len(m.Content)))
 	b.ReportAllocs()

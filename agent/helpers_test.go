@@ -202,9 +202,23 @@ func (h *harness) run(prompt string) *Result {
 	return h.runCtx(ctx, prompt)
 }
 
+// sessionWatchdog is how long a test waits for a session before failing:
+// a session that outlives its context (a tool that ignores its timeout
+// and is waited for) fails its test instead of hanging the suite.
+const sessionWatchdog = 30 * time.Second
+
 func (h *harness) runCtx(ctx context.Context, prompt string) *Result {
 	h.t.Helper()
-	res := h.runner.Run(ctx, Input{Agent: h.agent, Prompt: prompt, Format: h.format, Observer: h.events.observe})
+	done := make(chan *Result, 1)
+	go func() {
+		done <- h.runner.Run(ctx, Input{Agent: h.agent, Prompt: prompt, Format: h.format, Observer: h.events.observe})
+	}()
+	var res *Result
+	select {
+	case res = <-done:
+	case <-time.After(sessionWatchdog):
+		h.t.Fatalf("the session did not end within %s: something it waits for ignores its deadline", sessionWatchdog)
+	}
 	if res == nil || res.Report == nil {
 		h.t.Fatalf("Run returned no report: %+v", res)
 	}

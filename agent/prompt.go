@@ -88,4 +88,4 @@ Blocks you may use:
 - {"type":"context","elements":[{"type":"mrkdwn","text":"..."}]} — small print, at most 10 elements of 2000 characters.
 Text is Slack mrkdwn, NOT Markdown: *bold*, _italic_, ~strike~, ` + "`code`" + `, ` + "```code block```" + `, <https://example.com|link text>, bullets as "• item". No # headings, no **double asterisks**, no [text](url) links, no tables (use a code block with aligned columns).
 At most 50 blocks per message; start another message for more.
-Also give report_content: the same answer in Markdown, used if the blocks cannot be shown.`
+Give the answer once, in messages. Use report_content (Markdown) only if you cannot write Block Kit, instead of messages.`

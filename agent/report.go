@@ -115,7 +115,7 @@ func finalReportSchema(format string) json.RawMessage {
 				"required":   []string{"blocks"},
 			},
 		}
-		props["report_content"] = map[string]any{"type": "string", "description": "Optional: the same answer as Markdown, used if the blocks cannot be shown."}
+		props["report_content"] = map[string]any{"type": "string", "description": "Only if you cannot write Block Kit: the answer in Markdown, instead of messages. Never both."}
 	default:
 		content = "report_content"
 		props[content] = map[string]any{"type": "string", "minLength": 1, "description": "The complete answer, in " + format + " format."}

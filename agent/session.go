@@ -609,14 +609,12 @@ func unreachable(err error) string {
 
 // humanDuration writes d for people: "45 seconds", "10 minutes", "1 hour".
 func humanDuration(d time.Duration) string {
-	n, name := int64(0), ""
+	n, name := int64(d.Round(time.Minute)/time.Minute), "minute"
 	switch {
-	case d < time.Minute:
+	case d < time.Minute-time.Second/2:
 		n, name = max(int64(d.Round(time.Second)/time.Second), 1), "second"
-	case d%time.Hour == 0 || d >= 2*time.Hour:
-		n, name = int64(d.Round(time.Hour)/time.Hour), "hour"
-	default:
-		n, name = int64(d.Round(time.Minute)/time.Minute), "minute"
+	case n%60 == 0 || n >= 120:
+		n, name = (n+30)/60, "hour"
 	}
 	if n == 1 {
 		return "1 " + name

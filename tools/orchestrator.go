@@ -204,7 +204,7 @@ func run(ctx context.Context, p Provider, call Call, timeout time.Duration) call
 		}()
 		res, err := p.Call(cctx, call)
 		if err != nil {
-			done <- errorResult(cctx, call.Name, timeout, err)
+			done <- errorResult(ctx, cctx, call.Name, timeout, err)
 			return
 		}
 		done <- callResult{res, "", nil}
@@ -213,15 +213,22 @@ func run(ctx context.Context, p Provider, call Call, timeout time.Duration) call
 	case r := <-done:
 		return r
 	case <-cctx.Done():
-		return errorResult(cctx, call.Name, timeout, cctx.Err())
+		return errorResult(ctx, cctx, call.Name, timeout, cctx.Err())
 	}
 }
 
-func errorResult(ctx context.Context, name string, timeout time.Duration, err error) callResult {
+// errorResult explains a failed call. ctx is the caller's context and cctx
+// the call's own (ctx bounded by the tool's timeout): when the caller's
+// deadline passed first, the tool is not blamed for being slow.
+func errorResult(ctx, cctx context.Context, name string, timeout time.Duration, err error) callResult {
 	switch {
-	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && timeout > 0:
-		return callResult{Result{Content: fmt.Sprintf("tool %s did not answer within %s and was stopped. Try a narrower request, or continue without it.", name, timeout), IsError: true}, FailTimeout, err}
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return callResult{Result{Content: fmt.Sprintf("tool %s was stopped: the time for this request ran out.", name), IsError: true}, FailTimeout, err}
 	case ctx.Err() != nil:
+		return callResult{Result{Content: fmt.Sprintf("tool %s was cancelled.", name), IsError: true}, FailCanceled, err}
+	case errors.Is(cctx.Err(), context.DeadlineExceeded) && timeout > 0:
+		return callResult{Result{Content: fmt.Sprintf("tool %s did not answer within %s and was stopped. Try a narrower request, or continue without it.", name, timeout), IsError: true}, FailTimeout, err}
+	case cctx.Err() != nil:
 		return callResult{Result{Content: fmt.Sprintf("tool %s was cancelled.", name), IsError: true}, FailCanceled, err}
 	}
 	return callResult{Result{Content: fmt.Sprintf("tool %s failed: %v", name, err), IsError: true}, FailError, err}
