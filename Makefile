@@ -23,10 +23,19 @@ slackbot.yaml:
 run: build slackbot.yaml
 	./bin/slackbot chat --config slackbot.yaml
 
-# Node and npm come from Debian when the machine lacks them.
+# Node and npm come from Debian when the machine lacks them: as root
+# directly, otherwise through sudo when it is there; without either, make
+# stops and prints the command to run.
+APT_PACKAGES := nodejs npm
 node:
-	@command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || \
-	  { echo "installing nodejs and npm from Debian"; apt-get update -qq && apt-get install -y -qq nodejs npm; }
+	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=; \
+	elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; \
+	else echo "Node.js and npm are needed for the test peers. Run as root:"; \
+	  echo "  apt-get update && apt-get install -y $(APT_PACKAGES)"; \
+	  echo "then run make again."; exit 1; fi; \
+	echo "installing $(APT_PACKAGES) from Debian$${SUDO:+ with sudo}"; \
+	$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $(APT_PACKAGES)
 
 # Test peers pinned in testdata/npm/package-lock.json (slackify-markdown, MCP servers).
 peers: node $(NPM_DONE)
@@ -42,13 +51,16 @@ bench: peers
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
 	bash bench/blockkit-vs-slackify.sh
 
+# Every fuzz target of every package, FUZZTIME each: targets are found with
+# go test -list, so a new one is fuzzed without editing this file.
 FUZZTIME ?= 60s
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzFromMarkdown -fuzztime $(FUZZTIME) ./blockkit/
-	$(GO) test -run '^$$' -fuzz FuzzRepair -fuzztime $(FUZZTIME) ./blockkit/
-	$(GO) test -run '^$$' -fuzz FuzzParseArguments -fuzztime $(FUZZTIME) ./tools/
-	$(GO) test -run '^$$' -fuzz FuzzXMLFinal -fuzztime $(FUZZTIME) ./agent/
-	$(GO) test -run '^$$' -fuzz FuzzParseReport -fuzztime $(FUZZTIME) ./agent/
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$target ($$pkg, $(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -17,7 +17,8 @@ const (
 	FinishTool     = "finish"
 )
 
-// TaskStatus is what the model said with agent__task_status (spec 003).
+// TaskStatus is what the model said with agent__task_status: where the
+// task stands, what is done and pending, and what it does now.
 type TaskStatus struct {
 	Status              string `json:"status"` // starting | in-progress | completed
 	Done                string `json:"done"`
@@ -92,8 +93,8 @@ type batchCall struct {
 	Parameters json.RawMessage `json:"parameters"`
 }
 
-// formatBatch joins the results of a batch as plain text (spec 002 prefers
-// plain text so results are not escaped twice).
+// formatBatch joins the results of a batch as plain text, so that results
+// that are themselves JSON are not escaped a second time.
 func formatBatch(calls []batchCall, results []callOutcome) string {
 	var b strings.Builder
 	for i, c := range calls {

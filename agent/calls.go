@@ -57,7 +57,7 @@ func (s *session) runTools(ctx context.Context, calls []llm.ToolCall, final bool
 		}
 	}
 	if ran {
-		s.injections = 0 // spec 004: reminders are counted between tool runs
+		s.injections = 0 // the reminder limit counts reminders since tools last ran
 	}
 }
 

@@ -79,7 +79,8 @@ func formatGuide(format string) string {
 }
 
 // slackGuide tells the model the shape and the limits of Block Kit
-// (DECISIONS.md §7); blockkit repairs what it still gets wrong.
+// (blocks per message, text lengths, mrkdwn rather than Markdown); blockkit
+// repairs what the model still gets wrong.
 const slackGuide = `Shape: [{"blocks": [ ...blocks... ]}, ...] — one object per Slack message.
 Blocks you may use:
 - {"type":"header","text":{"type":"plain_text","text":"Title"}} — at most 150 characters, no markup.

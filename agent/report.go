@@ -15,7 +15,7 @@ import (
 )
 
 // FinalReportTool is the tool every session offers for delivering its
-// answer (spec 000).
+// answer.
 const FinalReportTool = "agent__final_report"
 
 // Report statuses.
@@ -86,7 +86,7 @@ func (r *Report) Text() string {
 
 // finalReportSchema builds the final report's input schema for a format:
 // json wants content_json, slack-block-kit wants messages, every other
-// format report_content (spec 000).
+// format report_content.
 func finalReportSchema(format string) json.RawMessage {
 	props := map[string]any{
 		"status": map[string]any{
@@ -320,7 +320,7 @@ func stripFence(s string) string {
 }
 
 // xmlFinal finds the XML final-report wrapper with this session's nonce in
-// an assistant's text (DECISIONS.md §1). A wrapper with another nonce is
+// an assistant's text. A wrapper with another nonce is
 // ignored, so a tool result that smuggles one in cannot end the session. The
 // closing tag is optional.
 type xmlFinal struct {

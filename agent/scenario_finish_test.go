@@ -9,7 +9,7 @@ import (
 	"github.com/slackbot/slackbot/tools"
 )
 
-// Scenarios of the other ways a run ends (spec 004, DECISIONS.md §2): the
+// Scenarios of the other ways a run ends: the
 // finish tool and a tool's terminate result.
 
 // finishAgent offers finish beside the test tools.

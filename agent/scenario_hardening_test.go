@@ -530,3 +530,31 @@ func TestTrimHistoryKeepsTheLatestWholeExchangesWithinHalfTheBudget(t *testing.T
 		t.Errorf("a short history was trimmed: kept %d, dropped %d", len(k), d)
 	}
 }
+
+func TestAnOutputSchemaThatRefersToSiblingFilesValidatesReports(t *testing.T) {
+	t.Parallel()
+	// The schema is compiled once, where the configuration is loaded, so
+	// its $ref to a sibling file resolves; compiling it again without the
+	// file's location would fail the session.
+	cfg, err := config.Load("../config/testdata/schemaref/slackbot.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := func(severity string) llmtest.Reply {
+		return callTool(FinalReportTool, jsonArgs(map[string]any{"status": "success", "report_format": "json",
+			"content_json": map[string]any{"title": "db down", "severity": severity}}))
+	}
+	h := newHarness(t, script(report("apocalyptic"), report("high")))
+	a := *cfg.Agents["reporter"]
+	a.Models = []string{"fake/" + testModel}
+	h.agent = &a
+	res := h.run("Report it.")
+	wantReport(t, res, StatusSuccess, SourceToolCall)
+	if res.Report.ContentJSON["severity"] != "high" {
+		t.Errorf("content_json = %v", res.Report.ContentJSON)
+	}
+	reqs := h.wantRequests(2)
+	if got := lastToolResult(t, reqs[1]); !strings.Contains(got, "/severity") {
+		t.Errorf("the model was not told the severity breaks the schema: %q", got)
+	}
+}

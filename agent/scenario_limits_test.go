@@ -12,7 +12,8 @@ import (
 )
 
 // Scenarios of the limits that force the final turn: max_turns, the
-// context guard, agent__task_status (DECISIONS.md §5).
+// context guard, agent__task_status. A turn is one model call plus the tool
+// calls it made.
 
 func TestAModelThatNeverReportsGetsAFinalTurnAndOneRetry(t *testing.T) {
 	t.Parallel()

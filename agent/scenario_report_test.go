@@ -12,7 +12,7 @@ import (
 	"github.com/slackbot/slackbot/llm/llmtest"
 )
 
-// Scenarios of agent__final_report: the regular way a session ends (spec 000).
+// Scenarios of agent__final_report: the regular way a session ends.
 
 func TestAToolCallThenAFinalReportEndsWithTheReportFromTheCall(t *testing.T) {
 	t.Parallel()

@@ -14,8 +14,8 @@ import (
 )
 
 // Scenarios of answers written as plain text: adopted where the format
-// allows (DECISIONS.md §3), never with restrict_output, and the XML wrapper
-// with the session's nonce (DECISIONS.md §1).
+// allows, never with restrict_output, and the XML wrapper with the
+// session's nonce.
 
 func TestAPlainTextAnswerIsAdoptedWhereTheFormatAllows(t *testing.T) {
 	t.Parallel()
@@ -157,7 +157,7 @@ func TestWithRestrictedOutputATextReplyGetsTheRestrictionMessage(t *testing.T) {
 				t.Errorf("conversation ends %s, want the text then the restriction message", dump(msgs[len(msgs)-2:]))
 			}
 			if strings.Contains(reqs[0].System, tt.message) {
-				t.Errorf("the restriction message is in the system prompt from the start (spec 004 keeps it out)")
+				t.Errorf("the restriction message is in the system prompt from the start (it is sent only as a reminder)")
 			}
 			wantOpenTurn(t, reqs[1], FinalReportTool, FinishTool, "test__echo") // finish comes with restrict_output
 			if !h.events.hasNotice("output restricted: reminder 1 injected") {

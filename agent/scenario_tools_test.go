@@ -16,7 +16,7 @@ import (
 )
 
 // Scenarios of tool calls going wrong: the model must learn what happened
-// and the session must go on (spec 003).
+// and the session must go on.
 
 // modelMessage is what tools.ParseArguments tells the model about args for
 // a tool with the given schema ("" for none).

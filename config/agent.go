@@ -12,7 +12,7 @@ import (
 	"strings"
 )
 
-// Tool names the agent file's keys refer to (DECISIONS.md §4).
+// Tool names the agent file's keys refer to.
 const (
 	finalReportTool = "agent__final_report"
 	handoffTool     = "router__handoff-to"

@@ -89,7 +89,7 @@ type AgentDefaults struct {
 	RestrictionMaxInjections int      `yaml:"restriction_max_injections"`
 }
 
-// Built-in defaults (DECISIONS.md §8).
+// Built-in defaults.
 const (
 	DefaultMaxTurns            = 10
 	DefaultMaxRetries          = 3
@@ -101,8 +101,8 @@ const (
 	DefaultToolTimeout         = 300 * time.Second
 	DefaultMaxSessionDuration  = 10 * time.Minute
 	DefaultToolResponseMaxByte = 12288
-	// DefaultRestrictionMessage is spec 004's message, naming the final
-	// report tool too (DECISIONS.md §3).
+	// DefaultRestrictionMessage is the reminder sent under restrict_output;
+	// it names both ways to end: finish and the final report tool.
 	DefaultRestrictionMessage = "Do not produce a final answer directly. Before finishing, call a tool. " +
 		"If no tool is needed, call the 'finish' tool or deliver your answer with 'agent__final_report'."
 )
@@ -143,7 +143,7 @@ type Agent struct {
 	Router                   Router   `yaml:"router"`
 }
 
-// Output formats (spec 000).
+// Output formats.
 const (
 	FormatJSON           = "json"
 	FormatMarkdown       = "markdown"
@@ -213,7 +213,7 @@ type Queue struct {
 	Concurrency int `yaml:"concurrency"`
 }
 
-// ToolOutput configures storage of oversized tool results (spec 002).
+// ToolOutput configures storage of oversized tool results.
 type ToolOutput struct {
 	MaxBytes int    `yaml:"max_bytes"` // default 12288
 	Dir      string `yaml:"dir"`       // relative to the config file; "" = os.TempDir()

@@ -37,8 +37,9 @@ type Result struct {
 	Content string
 	// IsError marks a failure the model should see and may recover from.
 	IsError bool
-	// Terminate asks the session to end after this call (spec 004's
-	// TerminateResponse); Content is the note, "Finished" when empty.
+	// Terminate asks the session to end after this call. Content is the
+	// closing note; when it is empty the model is told "Finished" and the
+	// answer is the last text the model wrote.
 	Terminate bool
 }
 

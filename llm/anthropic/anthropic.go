@@ -5,10 +5,12 @@
 // failure as an *llm.Error.
 //
 // Choices worth knowing:
-//   - System messages, wherever they stand, become the top-level system
-//     prompt, in order, joined by a blank line. Consecutive tool results
-//     become one user turn, and consecutive messages of one role are merged,
-//     as the API requires. Tool-call IDs minted by other providers are made
+//   - The leading system messages become the top-level system prompt, in
+//     order, joined by a blank line; a system message later in the
+//     conversation (a final-turn notice, a reminder) travels as a user turn
+//     at its place, since it is an instruction for the next reply.
+//     Consecutive tool results become one user turn, and consecutive
+//     messages of one role are merged, as the API requires. Tool-call IDs minted by other providers are made
 //     to fit the API's pattern, so a conversation survives a fallback.
 //   - Tool-call arguments that are not a JSON object cannot be sent back
 //     as tool_use input; they travel as {"malformed_arguments": "<text>"}
