@@ -46,6 +46,7 @@ type Event struct {
 	Report *Report         // EventFinalReport
 	Notice string          // EventNotice, EventReportRejected (why), EventSessionDone (why it ended, in words)
 	Err    string          // EventSessionDone: the technical cause of an abnormal end, for the log only
+	Warn   bool            // EventNotice: worth a warning in the log (a report in the wrong format, normalised)
 	Usage  *llm.Usage      // EventSessionDone: the session's total
 	Final  bool            // EventTurnStarted: only the final report is offered
 	Result *SessionSummary // EventSessionDone

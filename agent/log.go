@@ -88,7 +88,7 @@ func eventLevel(e *Event) zapcore.Level {
 	switch {
 	case e.LLM != nil && e.LLM.Err != "", e.Tool != nil && e.Tool.Failure != "":
 		return zapcore.WarnLevel
-	case e.Report != nil && e.Report.Synthetic(), e.Err != "", e.Kind == EventReportRejected:
+	case e.Report != nil && e.Report.Synthetic(), e.Err != "", e.Kind == EventReportRejected, e.Warn:
 		return zapcore.WarnLevel
 	}
 	switch e.Kind {

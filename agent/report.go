@@ -160,7 +160,7 @@ func parseReport(args map[string]any, format string, schema *tools.Schema, lenie
 	switch f := args["report_format"].(type) {
 	case string:
 		if f != format {
-			notes = append(notes, fmt.Sprintf("report_format %q does not match the session's %q; normalised", tools.Snippet(f, 40), format))
+			notes = append(notes, fmt.Sprintf("report_format %q "+formatMismatch+" %q; normalised", tools.Snippet(f, 40), format))
 		}
 	case nil:
 		notes = append(notes, "report_format missing; the session's format was used")
@@ -219,6 +219,10 @@ func parseReport(args map[string]any, format string, schema *tools.Schema, lenie
 	}
 	return r, notes, problems
 }
+
+// formatMismatch marks the note of a report whose report_format is not the
+// session's: the report is kept, normalised, and the log warns.
+const formatMismatch = "does not match the session's"
 
 // normStatus reads a status the way a model may write it: any case,
 // surrounding spaces.

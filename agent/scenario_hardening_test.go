@@ -266,11 +266,11 @@ func infoLogger() (*zap.Logger, *syncBuffer) {
 func TestRefusedReportsAreWarnedWithWhyAndEachToolCallHasAnInfoLine(t *testing.T) {
 	t.Parallel()
 	const secretArg = "password-hunter2"
-	h := newHarness(t, withTools(toolbox{"echo": echo()}), script(
-		callTool(FinalReportTool, `{"status":"done","report_format":"markdown","report_content":"x"}`),
+	h := newHarness(t, withTools(toolbox{"echo": echo()}), withAgent(func(a *config.Agent) { a.Output.Format = config.FormatJSON }), script(
+		callTool(FinalReportTool, `{"status":"done","report_format":"json","content_json":{"a":1}}`),
 		callTool("test__echo", `{"text":"`+secretArg+`"}`),
-		text(`<ai-agent-0000-FINAL format="markdown"></ai-agent-0000-FINAL>`),
-		finalReport(StatusSuccess, "Done."),
+		text("Not JSON at all."),
+		callTool(FinalReportTool, `{"status":"success","report_format":"markdown","content_json":{"answer":"yes"}}`),
 	))
 	log, buf := infoLogger()
 	h.runner.Log = log
@@ -291,6 +291,12 @@ func TestRefusedReportsAreWarnedWithWhyAndEachToolCallHasAnInfoLine(t *testing.T
 	}
 	if !find("warn", string(EventReportRejected), `"why":"tool_call: status must be one of`) {
 		t.Errorf("no warn line says why the report was refused:\n%s", buf)
+	}
+	if !find("warn", string(EventReportRejected), `"why":"text: a json answer must be a JSON object`) {
+		t.Errorf("no warn line says why the text answer was refused:\n%s", buf)
+	}
+	if !find("warn", string(EventNotice), `report_format \"markdown\" does not match the session's \"json\"`) {
+		t.Errorf("no warn line for the report in the wrong format:\n%s", buf)
 	}
 	if !find("info", string(EventToolFinished), `"tool":"test__echo"`, `"latency"`, `"result_bytes":`, `"arg_bytes":`, `"ok":true`) {
 		t.Errorf("no info line for the tool call with name, latency, bytes and outcome:\n%s", buf)

@@ -509,7 +509,8 @@ func (s *session) capture(r *Report, notes []string) bool {
 	}
 	s.mu.Unlock()
 	if won && len(notes) > 0 {
-		s.emit(Event{Kind: EventNotice, Notice: "final report: " + strings.Join(notes, "; ")})
+		text := strings.Join(notes, "; ")
+		s.emit(Event{Kind: EventNotice, Notice: "final report: " + text, Warn: strings.Contains(text, formatMismatch)})
 	}
 	return won
 }
