@@ -205,7 +205,7 @@ func (h *harness) run(prompt string) *Result {
 // sessionWatchdog is how long a test waits for a session before failing:
 // a session that outlives its context (a tool that ignores its timeout
 // and is waited for) fails its test instead of hanging the suite.
-const sessionWatchdog = 30 * time.Second
+const sessionWatchdog = 15 * time.Second
 
 func (h *harness) runCtx(ctx context.Context, prompt string) *Result {
 	h.t.Helper()

@@ -70,6 +70,25 @@ func newOrch(t *testing.T, opts Options, ps ...Provider) *Orchestrator {
 	return o
 }
 
+// executeWatchdog bounds how long a test waits for Execute: should the
+// timeout ever fail to cut off a tool that ignores its context, the test
+// fails in seconds instead of hanging the suite.
+const executeWatchdog = 10 * time.Second
+
+// execute runs o.Execute and fails the test if it does not return in time.
+func execute(t *testing.T, o *Orchestrator, ctx context.Context, tool, args string) Outcome {
+	t.Helper()
+	done := make(chan Outcome, 1)
+	go func() { done <- o.Execute(ctx, "id1", tool, args, 0) }()
+	select {
+	case out := <-done:
+		return out
+	case <-time.After(executeWatchdog):
+		t.Fatalf("Execute(%s) did not return within %s: a tool outlived its timeout", tool, executeWatchdog)
+		return Outcome{}
+	}
+}
+
 func TestExecuteReportsEveryFailureToTheModel(t *testing.T) {
 	t.Parallel()
 	p := newTestProvider("t", "echo", "hang", "wait", "panic", "fail", "stop")
@@ -97,7 +116,7 @@ func TestExecuteReportsEveryFailureToTheModel(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			out := o.Execute(context.Background(), "id1", tc.tool, tc.args, 0)
+			out := execute(t, o, context.Background(), tc.tool, tc.args)
 			if out.Failure != tc.failure || out.IsError != tc.isError {
 				t.Fatalf("failure=%q isError=%v, want %q %v; content: %s", out.Failure, out.IsError, tc.failure, tc.isError, out.Content)
 			}
