@@ -194,14 +194,15 @@ func (g *guard) add(m *llm.Message) {
 }
 
 // addPrompt adds the system prompt, whose static part's exact count is
-// known in advance (staticTokens for the first staticLen bytes).
+// known in advance (staticTokens for the first staticLen bytes); the short
+// part that changes per session is estimated, raised by the margin.
 func (g *guard) addPrompt(m *llm.Message, staticLen, staticTokens int) {
 	g.add(m)
 	i := len(g.est) - 1
-	exact := perMessageOverhead + staticTokens + countTokens(m.Content[staticLen:])
-	g.exact[i] = exact
-	g.estTotal += max(exact, g.est[i]) - g.est[i]
-	g.est[i] = max(exact, g.est[i])
+	n := perMessageOverhead + staticTokens + int(float64(estimateTokens(m.Content[staticLen:]))*estimateMargin) + 1
+	g.exact[i] = n
+	g.estTotal += max(n, g.est[i]) - g.est[i]
+	g.est[i] = max(n, g.est[i])
 }
 
 // reported records the provider's own count of the prompt it was sent:
