@@ -30,6 +30,7 @@
 //     otherwise; images are links to the image; raw HTML is shown as text,
 //     except <br> (a line break) and comments (hidden).
 //
-// Limits are counted in characters (runes), as Slack documents them; see
-// limits.go.
+// Every length is measured by Len, in UTF-16 code units (an emoji counts
+// 2), so a text this package passes never exceeds a Slack limit however
+// Slack counts its "characters"; see limits.go.
 package blockkit

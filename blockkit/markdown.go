@@ -54,19 +54,19 @@ func hasLink(n ast.Node) bool {
 	return found
 }
 
-// cutWords splits s after at most max runes, at the last space if there is
-// one in the second half, and trims the space between the two parts.
+// cutWords splits s after at most max units (Len), at the last space if there
+// is one in the second half, and trims the space between the two parts.
 func cutWords(s string, max int) (head, rest string) {
-	end, runes, lastSpace := len(s), 0, -1
+	end, n, lastSpace := len(s), 0, -1
 	for i, r := range s {
-		if runes == max {
+		if n+runeLen(r) > max {
 			end = i
 			break
 		}
-		if r == ' ' && runes > max/2 {
+		if r == ' ' && n > max/2 {
 			lastSpace = i
 		}
-		runes++
+		n += runeLen(r)
 	}
 	if end == len(s) {
 		return s, ""

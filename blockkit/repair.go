@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 )
@@ -485,21 +484,21 @@ func repBlockChars(b slack.Block) int {
 	case *slack.SectionBlock:
 		n := 0
 		if b.Text != nil {
-			n += utf8.RuneCountInString(b.Text.Text)
+			n += Len(b.Text.Text)
 		}
 		for _, f := range b.Fields {
-			n += utf8.RuneCountInString(f.Text)
+			n += Len(f.Text)
 		}
 		return n
 	case *slack.HeaderBlock:
 		if b.Text != nil {
-			return utf8.RuneCountInString(b.Text.Text)
+			return Len(b.Text.Text)
 		}
 		return 0
 	case *slack.DividerBlock:
 		return 0
 	}
-	return utf8.RuneCountInString(repBlockReadable(b))
+	return Len(repBlockReadable(b))
 }
 
 // repBlockReadable returns the readable text of any block.

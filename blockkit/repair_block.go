@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 )
@@ -126,7 +125,7 @@ func (r *repairer) blockID(n *repNode, path string) string {
 	}
 	id := v.text()
 	switch {
-	case id == "" || utf8.RuneCountInString(id) > BlockIDMax:
+	case id == "" || Len(id) > BlockIDMax:
 		r.note(path+".block_id", "block_id_removed", "block_id empty or longer than 255 characters")
 		return ""
 	case r.ids[id]:
@@ -285,7 +284,7 @@ func (r *repairer) section(n *repNode, path, id string) []slack.Block {
 			if f == nil {
 				continue
 			}
-			if utf8.RuneCountInString(f.Text) > FieldTextMax {
+			if Len(f.Text) > FieldTextMax {
 				r.note(itemPath(i), "field_moved", fmt.Sprintf("field over %d characters moved into its own section", FieldTextMax))
 				moved = append(moved, r.sections(f, "")...)
 				continue
@@ -362,7 +361,7 @@ func (r *repairer) sectionFromText(n *repNode, path, id string) []slack.Block {
 func (r *repairer) sectionsNoted(t *slack.TextBlockObject, id, path string) []slack.Block {
 	out := r.sections(t, id)
 	if len(out) > 1 {
-		r.note(path, "section_split", fmt.Sprintf("%d characters continued over %d sections (at most %d each)", utf8.RuneCountInString(t.Text), len(out), SectionTextMax))
+		r.note(path, "section_split", fmt.Sprintf("%d characters continued over %d sections (at most %d each)", Len(t.Text), len(out), SectionTextMax))
 	}
 	return out
 }
@@ -371,7 +370,7 @@ func (r *repairer) sectionsNoted(t *slack.TextBlockObject, id, path string) []sl
 // SectionTextMax; the first gets id. Nothing is dropped.
 func (r *repairer) sections(t *slack.TextBlockObject, id string) []slack.Block {
 	parts := []string{t.Text}
-	if utf8.RuneCountInString(t.Text) > SectionTextMax {
+	if Len(t.Text) > SectionTextMax {
 		parts = SplitMrkdwn(t.Text, SectionTextMax)
 	}
 	out := make([]slack.Block, 0, len(parts))

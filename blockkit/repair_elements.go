@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 )
@@ -260,7 +259,7 @@ func (r *repairer) button(n *repNode, path string, actionIDs map[string]bool) *s
 		}
 		b.URL = u
 	}
-	if id := n.strField("action_id"); id != "" && utf8.RuneCountInString(id) <= repActionIDMax-4 {
+	if id := n.strField("action_id"); id != "" && Len(id) <= repActionIDMax-4 {
 		base := id
 		for k := 2; actionIDs[id]; k++ {
 			id = base + "-" + strconv.Itoa(k)
@@ -271,7 +270,7 @@ func (r *repairer) button(n *repNode, path string, actionIDs map[string]bool) *s
 		actionIDs[id] = true
 		b.ActionID = id
 	}
-	if v := n.strField("value"); v != "" && utf8.RuneCountInString(v) <= repButtonValueMax {
+	if v := n.strField("value"); v != "" && Len(v) <= repButtonValueMax {
 		b.Value = v
 	}
 	if s := n.strField("style"); s == "primary" || s == "danger" {
@@ -424,7 +423,7 @@ func (r *repairer) table(n *repNode, path, id string) []slack.Block {
 	rowChars := func(row []string) int {
 		n := 0
 		for _, c := range row {
-			n += utf8.RuneCountInString(c)
+			n += Len(c)
 		}
 		return n
 	}
@@ -509,7 +508,7 @@ func repTableCode(rows [][]string) string {
 	widths := make([]int, len(rows[0]))
 	for _, row := range rows {
 		for j, c := range row {
-			widths[j] = max(widths[j], utf8.RuneCountInString(c))
+			widths[j] = max(widths[j], Len(c))
 		}
 	}
 	esc := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
@@ -522,7 +521,7 @@ func repTableCode(rows [][]string) string {
 			}
 			b.WriteString(esc.Replace(c))
 			if j < len(row)-1 {
-				b.WriteString(strings.Repeat(" ", widths[j]-utf8.RuneCountInString(c)))
+				b.WriteString(strings.Repeat(" ", widths[j]-Len(c)))
 			}
 		}
 		b.WriteString("\n")

@@ -293,20 +293,16 @@ func repEscapeBare(s string) string {
 	return b.String()
 }
 
-// repClamp cuts s to at most max characters (runes), ending with "…", at a
+// repClamp cuts s to at most max units (Len), ending with "…", at a
 // word boundary where one lies in the last half of the allowance. For
 // mrkdwn it also avoids ending inside a <…> token, an &entity; or a code
 // block. It reports whether s was cut.
 func repClamp(s string, max int, mrkdwn bool) (string, bool) {
-	if utf8.RuneCountInString(s) <= max {
+	if Len(s) <= max {
 		return s, false
 	}
 	budget := max - 1 // room for the ellipsis
-	off := 0
-	for n := 0; n < budget; n++ {
-		_, size := utf8.DecodeRuneInString(s[off:])
-		off += size
-	}
+	off := prefixWithin(s, budget)
 	cut := off
 	if next, _ := utf8.DecodeRuneInString(s[off:]); !unicode.IsSpace(next) {
 		if sp := strings.LastIndexFunc(s[:off], unicode.IsSpace); sp > off/2 {
@@ -334,7 +330,7 @@ func repClamp(s string, max int, mrkdwn bool) (string, bool) {
 		head = s[:off]
 		if mrkdwn {
 			head = repEscapeBare(strings.ReplaceAll(head, "<", "&lt;"))
-			for utf8.RuneCountInString(head) > budget {
+			for Len(head) > budget {
 				_, size := utf8.DecodeLastRuneInString(head)
 				head = head[:len(head)-size]
 			}

@@ -236,7 +236,7 @@ func tableBlock(rows [][]tableCell, aligns []east.Alignment) (*slack.TableBlock,
 			if text == "" {
 				text = " "
 			}
-			chars += charCount(text)
+			chars += Len(text)
 			if c.rich != nil {
 				cells[i] = slack.NewTableRichTextCell(slack.NewRichTextSection(c.rich...))
 			} else {

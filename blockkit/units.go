@@ -95,15 +95,15 @@ func (u *unitWriter) heading(plain string) {
 		return
 	}
 	head, rest := plain, ""
-	if charCount(plain) > HeaderTextMax {
+	if Len(plain) > HeaderTextMax {
 		head, rest = cutWords(plain, HeaderTextMax-1)
 		head += "…"
 	}
 	hb := slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, head, true, false))
-	u.units = append(u.units, outUnit{kind: unitBlock, block: hb, chars: charCount(head)})
+	u.units = append(u.units, outUnit{kind: unitBlock, block: hb, chars: Len(head)})
 	if rest != "" {
 		rest = "…" + neutralMrkdwn(rest)
-		if charCount(rest) <= SectionTextMax-2 {
+		if Len(rest) <= SectionTextMax-2 {
 			rest = "*" + rest + "*" // bold unless it must be split
 		}
 		u.beginText()
@@ -127,7 +127,7 @@ func (u *unitWriter) endText() {
 	t.trim = t.start + len(trimmed)
 	t.blank = strings.TrimSpace(trimmed) == ""
 	if !t.blank {
-		t.chars = charCount(trimmed)
+		t.chars = Len(trimmed)
 	}
 }
 
@@ -189,12 +189,12 @@ func (b *messageBuilder) text(buf string, t *outUnit) {
 		b.flushSection()
 		unit := b.b.String()[start:end]
 		for _, piece := range SplitMrkdwn(unit, SectionTextMax) {
-			b.add(sectionBlock(piece), charCount(piece))
+			b.add(sectionBlock(piece), Len(piece))
 		}
 		return
 	}
 	if b.sectionChars > 0 {
-		if joined := b.sectionChars + charCount(b.b.String()[b.secEnd:start]) + n; joined <= SectionTextMax {
+		if joined := b.sectionChars + Len(b.b.String()[b.secEnd:start]) + n; joined <= SectionTextMax {
 			b.secEnd, b.sectionChars = end, joined
 			return
 		}
@@ -249,7 +249,7 @@ func (b *messageBuilder) endMessage(more bool) {
 	carryChars := 0
 	if more && len(b.blocks) > 1 {
 		if h, ok := b.blocks[len(b.blocks)-1].(*slack.HeaderBlock); ok {
-			carry, carryChars = h, charCount(h.Text.Text)
+			carry, carryChars = h, Len(h.Text.Text)
 			b.blocks = b.blocks[:len(b.blocks)-1]
 		}
 	}

@@ -116,7 +116,7 @@ func (v *validator) err() error {
 func (v *validator) message(text string, blocks []slack.Block, skip []bool) {
 	if strings.TrimSpace(text) == "" {
 		v.add("text", "empty; Slack needs it as the notification fallback")
-	} else if n := charCount(text); n > MessageTextMax {
+	} else if n := Len(text); n > MessageTextMax {
 		v.add("text", "is %d characters; Slack truncates past %d", n, MessageTextMax)
 	}
 	if len(blocks) > MaxBlocks {
@@ -137,7 +137,7 @@ func (v *validator) message(text string, blocks []slack.Block, skip []bool) {
 			v.add(path, "type is empty")
 		}
 		if id := b.ID(); id != "" {
-			if n := charCount(id); n > BlockIDMax {
+			if n := Len(id); n > BlockIDMax {
 				v.add(path, "block_id is %d characters; Slack allows %d", n, BlockIDMax)
 			}
 			if j, dup := ids[id]; dup {
@@ -189,7 +189,7 @@ func (v *validator) textObject(path, what string, t *slack.TextBlockObject, max 
 	case plainOnly && t.Type != slack.PlainTextType:
 		v.add(path, "%s type is %q; a header takes plain_text", what, t.Type)
 	}
-	n := charCount(t.Text)
+	n := Len(t.Text)
 	if strings.TrimSpace(t.Text) == "" {
 		v.add(path, "%s is empty; Slack needs at least 1 character", what)
 	} else if n > max {
@@ -272,9 +272,9 @@ func (v *validator) table(path string, b *slack.TableBlock, nth int) int {
 				if cell.Text == "" {
 					v.add(path, "rows[%d][%d] text is empty; Slack needs at least 1 character", r, c)
 				}
-				n += charCount(cell.Text)
+				n += Len(cell.Text)
 			case *slack.TableRawNumberCell:
-				n += charCount(cell.Text)
+				n += Len(cell.Text)
 			}
 		}
 	}
@@ -288,5 +288,5 @@ func (v *validator) markdown(path, text string) int {
 	if strings.TrimSpace(text) == "" {
 		v.add(path, "text is empty; Slack needs at least 1 character")
 	}
-	return charCount(text)
+	return Len(text)
 }
