@@ -2,7 +2,6 @@ package blockkit
 
 import (
 	"bytes"
-	"runtime"
 	"strings"
 
 	"github.com/yuin/goldmark"
@@ -27,10 +26,11 @@ import (
 // caller's decision, not a converter's.
 //
 // Conversion runs in two steps: each top-level block is rendered to a unit
-// (see units.go), concurrently for large documents (see chunk.go), and the
-// units are then packed into messages in order.
+// (see units.go), and the units are then packed into messages in order.
 func FromMarkdown(markdown string) []Message {
-	return packUnits(convertUnits([]byte(markdown), runtime.GOMAXPROCS(0)))
+	src := []byte(markdown)
+	buf, units := renderUnits(src, parseMarkdown(src))
+	return packUnits(buf, units)
 }
 
 // hasLink reports whether n holds a link Slack can open or a Slack token (a

@@ -9,11 +9,10 @@ import (
 )
 
 // FromMarkdown renders each top-level block to units, then packs the units
-// into messages. Rendering depends only on the block, so it can run per
-// chunk of the document in parallel (chunk.go); packing depends on
+// into messages. Rendering depends only on the block; packing depends on
 // everything before it and runs once, in order, and is kept cheap: what can
-// be computed per unit (trimming, character counts, blocks) is computed
-// while rendering.
+// be computed per unit (trimming, lengths, blocks) is computed while
+// rendering.
 
 type unitKind uint8
 
@@ -26,7 +25,7 @@ const (
 // outUnit is one piece of converted output.
 type outUnit struct {
 	kind unitKind
-	// start and end locate a text unit's mrkdwn in its chunk's buffer;
+	// start and end locate a text unit's mrkdwn in the rendered buffer;
 	// trim is the end without trailing spaces and newlines, and chars its
 	// character count. blank units take no section, but still cost the
 	// separator they were written after (see messageBuilder.beginText).
@@ -36,8 +35,8 @@ type outUnit struct {
 	block            slack.Block
 }
 
-// unitWriter renders top-level blocks to units. All text units of a chunk
-// share the renderer's buffer.
+// unitWriter renders top-level blocks to units. All text units share the
+// renderer's buffer.
 type unitWriter struct {
 	w     *renderer
 	units []outUnit
@@ -143,26 +142,20 @@ type messageBuilder struct {
 	fallback         fallbackBuf
 }
 
-// packUnits packs the chunks' units into messages, in order.
-func packUnits(chunks []chunkOut) []Message {
+// packUnits packs the units, whose text is in buf, into messages, in order.
+func packUnits(buf string, units []outUnit) []Message {
 	b := &messageBuilder{}
-	size := 64
-	for _, c := range chunks {
-		size += len(c.buf) + 2*len(c.units)
-	}
-	b.b.Grow(size)
-	for _, c := range chunks {
-		for i := range c.units {
-			switch t := &c.units[i]; t.kind {
-			case unitText:
-				b.text(c.buf, t)
-			case unitDivider:
-				b.flushSection()
-				b.add(slack.NewDividerBlock(), 0)
-			default:
-				b.flushSection()
-				b.add(t.block, t.chars)
-			}
+	b.b.Grow(len(buf) + 2*len(units) + 64)
+	for i := range units {
+		switch t := &units[i]; t.kind {
+		case unitText:
+			b.text(buf, t)
+		case unitDivider:
+			b.flushSection()
+			b.add(slack.NewDividerBlock(), 0)
+		default:
+			b.flushSection()
+			b.add(t.block, t.chars)
 		}
 	}
 	return b.finish()
