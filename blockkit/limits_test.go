@@ -4,13 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"unicode/utf16"
 
 	"github.com/slack-go/slack"
 )
-
-// utf16Len is the test's own oracle for Len: the UTF-16 code units of s.
-func utf16Len(s string) int { return len(utf16.Encode([]rune(s))) }
 
 func TestLenCountsUTF16Units(t *testing.T) {
 	t.Parallel()
@@ -20,31 +16,6 @@ func TestLenCountsUTF16Units(t *testing.T) {
 			t.Errorf("Len(%q) = %d, want %d", s, got, want)
 		}
 	}
-}
-
-// textsOf returns every text object's text of a message with the limit that
-// applies to it.
-func textsOf(m Message) (texts []string, limits []int) {
-	for _, b := range m.Blocks {
-		switch b := b.(type) {
-		case *slack.HeaderBlock:
-			texts, limits = append(texts, b.Text.Text), append(limits, HeaderTextMax)
-		case *slack.SectionBlock:
-			if b.Text != nil {
-				texts, limits = append(texts, b.Text.Text), append(limits, SlackSectionTextMax)
-			}
-			for _, f := range b.Fields {
-				texts, limits = append(texts, f.Text), append(limits, FieldTextMax)
-			}
-		case *slack.ContextBlock:
-			for _, e := range b.ContextElements.Elements {
-				if tx, ok := e.(*slack.TextBlockObject); ok {
-					texts, limits = append(texts, tx.Text), append(limits, ContextTextMax)
-				}
-			}
-		}
-	}
-	return texts, limits
 }
 
 func TestLimitsAreMeasuredInUTF16Units(t *testing.T) {

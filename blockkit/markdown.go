@@ -77,10 +77,6 @@ func cutWords(s string, max int) (head, rest string) {
 	return strings.TrimRight(s[:end], " "), strings.TrimLeft(s[end:], " ")
 }
 
-// neutralMrkdwn escapes plain text for mrkdwn and keeps any marker
-// characters literal (see the lookalike constants in mrkdwn.go).
-func neutralMrkdwn(s string) string { return neutralEscaper.Replace(s) }
-
 // flatPlain renders n's inline content as one line of plain text.
 func flatPlain(src []byte, n ast.Node) string {
 	w := newRenderer(src, true)

@@ -75,7 +75,7 @@ func (u *unitWriter) node(n ast.Node) {
 			return
 		}
 		u.beginText()
-		w.codeBlock(alignedTable(rows, aligns))
+		w.tableFallback(rows, aligns)
 		u.endText()
 	default:
 		if w.invisible(n) {
@@ -87,28 +87,36 @@ func (u *unitWriter) node(n ast.Node) {
 	}
 }
 
-// heading adds a header block. Text over HeaderTextMax is cut at a word
-// boundary with "…" and continues as a bold line, so nothing is lost.
+// heading adds a header block, and a section for the rest of a heading too
+// long for one (see headerParts).
 func (u *unitWriter) heading(plain string) {
 	if plain == "" {
 		return
 	}
-	head, rest := plain, ""
-	if Len(plain) > HeaderTextMax {
-		head, rest = cutWords(plain, HeaderTextMax-1)
-		head += "…"
-	}
+	head, rest := headerParts(plain)
 	hb := slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, head, true, false))
 	u.units = append(u.units, outUnit{kind: unitBlock, block: hb, chars: Len(head)})
 	if rest != "" {
-		rest = "…" + neutralMrkdwn(rest)
-		if Len(rest) <= SectionTextMax-2 {
-			rest = "*" + rest + "*" // bold unless it must be split
-		}
 		u.beginText()
 		u.w.b.WriteString(rest)
 		u.endText()
 	}
+}
+
+// headerParts splits the plain text of a header at HeaderTextMax: the
+// header's text, cut at a word and ended with "…", and the rest as mrkdwn
+// for the section that continues it, bold like the header where it fits
+// one section ("" when the text fits the header). Nothing is lost.
+func headerParts(plain string) (head, rest string) {
+	if Len(plain) <= HeaderTextMax {
+		return plain, ""
+	}
+	head, more := cutWords(plain, HeaderTextMax-1)
+	rest = "…" + literalMrkdwn(more, true)
+	if Len(rest) <= SectionTextMax-2 {
+		rest = "*" + rest + "*"
+	}
+	return head + "…", rest
 }
 
 // beginText starts a text unit: a fresh line as far as the renderer knows.
@@ -139,7 +147,6 @@ type messageBuilder struct {
 
 	secStart, secEnd int // the pending section: b[secStart:secEnd]
 	sectionChars     int
-	fallback         fallbackBuf
 }
 
 // packUnits packs the units, whose text is in buf, into messages, in order.
@@ -247,7 +254,7 @@ func (b *messageBuilder) endMessage(more bool) {
 		}
 	}
 	if len(b.blocks) > 0 {
-		b.msgs = append(b.msgs, Message{Text: b.fallback.text(b.blocks), Blocks: b.blocks})
+		b.msgs = append(b.msgs, Message{Text: notificationText(b.blocks), Blocks: b.blocks})
 	}
 	b.blocks, b.chars = nil, 0
 	if carry != nil {
