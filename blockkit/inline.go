@@ -322,19 +322,30 @@ func codeSpanText(src []byte, n *ast.CodeSpan) string {
 
 // link writes a link or image as <url|label>, the label flattened to plain
 // text because Slack does not format inside link labels. A destination Slack
-// cannot open (relative, #fragment, javascript:) keeps only its label.
+// cannot open (relative, #fragment, javascript:) keeps only its label; one
+// with a scheme a Slack link does not take (tel:, ftp:) is written after its
+// label as text.
 func (w *renderer) link(dest []byte, n ast.Node) {
 	url := decodeURL(dest)
-	if w.plain || !linkable(url) {
-		if w.plain && n.FirstChild() == nil {
-			w.raw(url)
-			return
-		}
-		w.inlines(n)
-		return
+	shown := url
+	if !w.plain {
+		shown = mrkdwnEscaper.Replace(url)
 	}
-	label := w.flatLabel(n)
-	w.linkToken(url, label)
+	switch {
+	case w.plain && n.FirstChild() == nil:
+		w.raw(shown)
+	case !linkable(url):
+		w.inlines(n)
+	case !webOrMail(url) && n.FirstChild() == nil:
+		w.raw(shown)
+	case !webOrMail(url):
+		w.inlines(n)
+		w.raw(" (" + shown + ")")
+	case w.plain:
+		w.inlines(n)
+	default:
+		w.linkToken(url, w.flatLabel(n))
+	}
 }
 
 func (w *renderer) autoLink(n *ast.AutoLink) {
@@ -346,6 +357,10 @@ func (w *renderer) autoLink(n *ast.AutoLink) {
 	}
 	if n.AutoLinkType == ast.AutoLinkEmail && !strings.HasPrefix(strings.ToLower(url), "mailto:") {
 		url = "mailto:" + url
+	}
+	if !webOrMail(url) {
+		w.raw(mrkdwnEscaper.Replace(label))
+		return
 	}
 	w.linkToken(url, label)
 }
@@ -416,6 +431,17 @@ func linkable(url string) bool {
 		return false
 	}
 	return true
+}
+
+// webOrMail reports whether url is one a Slack link token takes: http,
+// https or mailto, with an address after the scheme.
+func webOrMail(url string) bool {
+	for _, scheme := range []string{"https://", "http://", "mailto:"} {
+		if len(url) > len(scheme) && strings.EqualFold(url[:len(scheme)], scheme) {
+			return true
+		}
+	}
+	return false
 }
 
 // rawHTML shows inline HTML as text, except that a <br> is a line break and

@@ -35,15 +35,17 @@ func FromMarkdown(markdown string) []Message {
 
 // hasLink reports whether n holds a link Slack can open or a Slack token (a
 // mention in plain_text would show as a raw ID).
-func hasLink(n ast.Node) bool {
+func hasLink(src []byte, n ast.Node) bool {
 	found := false
 	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
 		switch c := c.(type) {
 		case *ast.Link:
-			found = found || linkable(decodeURL(c.Destination))
+			found = found || webOrMail(decodeURL(c.Destination))
 		case *ast.Image:
-			found = found || linkable(decodeURL(c.Destination))
-		case *ast.AutoLink, *slackToken:
+			found = found || webOrMail(decodeURL(c.Destination))
+		case *ast.AutoLink:
+			found = found || c.AutoLinkType == ast.AutoLinkEmail || webOrMail(string(c.URL(src)))
+		case *slackToken:
 			found = true
 		}
 		if found {
@@ -173,9 +175,10 @@ func (p slackAwareHTMLBlockParser) Open(parent ast.Node, reader text.Reader, pc 
 }
 
 // scanSlackToken returns the length of the Slack token at the start of b, or
-// 0. The grammar follows Slack's "Formatting text" reference: user, channel,
-// special and user-group mentions, dates, and links with an http(s) or mailto
-// URL, each with an optional |label (required for dates).
+// 0. A token is a user mention <@U…>, a channel <#C…>, a special mention
+// (<!here>, <!channel>, <!everyone>), a user group <!subteam^S…>, a date
+// <!date^stamp^format|fallback>, or a link to an http(s) or mailto address;
+// each may carry a |label, which may not be empty and which a date needs.
 func scanSlackToken(b []byte) int {
 	if len(b) < 3 || b[0] != '<' {
 		return 0

@@ -202,7 +202,11 @@ func (r *repairer) salvaged(t, path string, err error) []slack.Block {
 	if _, body, _, ok := jsonish.FindFence(t); ok {
 		t = body
 	}
-	strs := jsonish.Salvage([]byte(t), func(k string) bool { return nonProseKeys[k] })
+	skip := func(k string) bool { return nonProseKeys[k] }
+	strs := jsonish.Salvage([]byte(t), skip)
+	if relaxed := jsonish.Salvage([]byte(jsonish.Relax(t)), skip); len(strings.Join(relaxed, "")) > len(strings.Join(strs, "")) {
+		strs = relaxed // single-quoted near-JSON reads further once relaxed
+	}
 	r.note(path, "json_invalid", fmt.Sprintf("%v; kept %d text(s)", err, len(strs)))
 	return r.textSections(strings.Join(strs, "\n\n"), path)
 }

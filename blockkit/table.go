@@ -140,6 +140,10 @@ func (cb *cellBuilder) walk(n ast.Node) {
 			if k.AutoLinkType == ast.AutoLinkEmail && !strings.HasPrefix(strings.ToLower(url), "mailto:") {
 				url = "mailto:" + url
 			}
+			if !webOrMail(url) {
+				cb.w.raw(string(k.Label(src)))
+				continue
+			}
 			cb.element(slack.NewRichTextSectionLinkElement(url, "", cb.styleRef()), string(k.Label(src)), url)
 		case *slackToken:
 			cb.token(k)
@@ -167,8 +171,11 @@ func (cb *cellBuilder) styleRef() *slack.RichTextSectionTextStyle {
 }
 
 func (cb *cellBuilder) link(url string, n ast.Node) {
-	if !linkable(url) {
+	if !webOrMail(url) {
 		cb.w.inlines(n)
+		if linkable(url) {
+			cb.w.raw(" (" + url + ")")
+		}
 		return
 	}
 	label := collapseSpaces(cb.w.flatLabel(n))

@@ -57,7 +57,7 @@ func (u *unitWriter) node(n ast.Node) {
 	w := u.w
 	switch n := n.(type) {
 	case *ast.Heading:
-		if !hasLink(n) {
+		if !hasLink(w.src, n) {
 			u.heading(flatPlain(w.src, n))
 			return
 		}

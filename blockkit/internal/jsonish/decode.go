@@ -215,13 +215,24 @@ func relax(t string) (string, bool) {
 }
 
 // stringEnd returns the index just past the string that opens with quote
-// at t[i], or len(t) when it is not closed.
+// at t[i], or len(t) when it is not closed. A single quote ends a string
+// only where JSON can go on after one (before , : ] } or the end): elsewhere
+// it is an apostrophe ('it's done').
 func stringEnd(t string, i int, quote byte) (end int, closed bool) {
 	for j := i + 1; j < len(t); j++ {
 		switch t[j] {
 		case '\\':
 			j++
 		case quote:
+			if quote == '\'' {
+				k := j + 1
+				for k < len(t) && isSpace(t[k]) {
+					k++
+				}
+				if k < len(t) && !strings.ContainsRune(",:]}", rune(t[k])) {
+					continue
+				}
+			}
 			return j + 1, true
 		}
 	}
@@ -262,6 +273,13 @@ func requote(body string) string {
 func isSpace(c byte) bool      { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 func isIdentStart(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' }
 func isIdentPart(c byte) bool  { return isIdentStart(c) || c >= '0' && c <= '9' }
+
+// Relax returns text with the rewrites of the Relaxed fix applied, for
+// salvaging the strings of near-JSON that still does not parse.
+func Relax(t string) string {
+	r, _ := relax(t)
+	return r
+}
 
 // Salvage reads a broken JSON document token by token and returns the
 // string values it could read before the error, in order, skipping object

@@ -21,6 +21,7 @@ func TestDecode(t *testing.T) {
 			`[{'type': 'section', 'ok': True, 'n': None, 'text': "it's",},]`,
 			`[{"type":"section","ok":true,"n":null,"text":"it's"}]`, []Fix{Relaxed}},
 		{"an escaped quote inside single quotes stays a quote", `{'t': 'it\'s "x"'}`, `{"t":"it's \"x\""}`, []Fix{Relaxed}},
+		{"an apostrophe inside single quotes stays an apostrophe", `[{'text': 'it's done', 'n': 'a'}]`, `[{"text":"it's done","n":"a"}]`, []Fix{Relaxed}},
 		{"unquoted keys are quoted", `{type: "divider", block_id: "d1"}`, `{"type":"divider","block_id":"d1"}`, []Fix{Relaxed}},
 		{"quotes escaped once too often are unescaped",
 			`[{\"type\":\"section\",\"text\":\"a\\nb\"}]`, `[{"type":"section","text":"a\nb"}]`, []Fix{Unescaped}},
