@@ -46,9 +46,11 @@ import (
 //     written as its label and address).
 //   - blocks: type_inferred, type_fixed, block_converted,
 //     markdown_block_converted, attachment_converted, alt_text_added,
+//     alt_text_moved (alt text over 2000 characters shortened on the image,
+//     shown whole after it),
 //     block_id_removed, empty_dropped, section_split, fields_split,
 //     field_moved, context_split, header_split and context_text_split
-//     (text over the limit continued in the next block), text_clamped,
+//     (text over the limit continued in the next block),
 //     table_converted, table_split.
 //   - elements: element_converted (an element Slack would refuse, kept as
 //     text or as another element), element_fixed (an element repaired in

@@ -404,24 +404,24 @@ func (r *repairer) context(n *jsonish.Value, path, id string) []slack.Block {
 		if ev != nil && ev.Kind == jsonish.Array {
 			ip = index(epath, i)
 		}
-		t := r.contextElement(item, ip)
-		switch t := t.(type) {
-		case nil:
-		case *slack.TextBlockObject:
-			pieces := splitText(t.Text, ContextTextMax, t.Type == slack.MarkdownType)
-			if len(pieces) > 1 {
-				r.note(ip, "context_text_split", fmt.Sprintf("context text over %d characters continues in the next context block", ContextTextMax))
-			}
-			for k, p := range pieces {
-				if k > 0 {
-					end()
+		for _, t := range r.contextElement(item, ip) {
+			switch t := t.(type) {
+			case *slack.TextBlockObject:
+				pieces := splitText(t.Text, ContextTextMax, t.Type == slack.MarkdownType)
+				if len(pieces) > 1 {
+					r.note(ip, "context_text_split", fmt.Sprintf("context text over %d characters continues in the next context block", ContextTextMax))
 				}
-				tt := *t
-				tt.Text = p
-				push(&tt)
+				for k, p := range pieces {
+					if k > 0 {
+						end()
+					}
+					tt := *t
+					tt.Text = p
+					push(&tt)
+				}
+			default:
+				push(t)
 			}
-		default:
-			push(t)
 		}
 	}
 	end()
@@ -434,19 +434,23 @@ func (r *repairer) context(n *jsonish.Value, path, id string) []slack.Block {
 	return out
 }
 
-// contextElement rebuilds one element of a context block: an image, or a
-// text object (anything else is kept as its text).
-func (r *repairer) contextElement(item *jsonish.Value, path string) slack.MixedElement {
+// contextElement rebuilds one element of a context block: an image (with
+// the rest of an alt text too long for it), or a text object (anything
+// else is kept as its text).
+func (r *repairer) contextElement(item *jsonish.Value, path string) []slack.MixedElement {
 	et := item.GetString("type")
 	switch {
 	case item.Kind == jsonish.Object && (et == "image" || et == "" && (item.Has("image_url") || item.Has("slack_file"))):
-		if img := r.imageElement(item, path); img != nil {
-			return img
+		if img, rest := r.imageElement(item, path); img != nil {
+			if rest != "" {
+				return []slack.MixedElement{img, &slack.TextBlockObject{Type: slack.MarkdownType, Text: rest}}
+			}
+			return []slack.MixedElement{img}
 		}
 		r.note(path, "element_converted", "image element without a usable image_url kept as text")
 	case item.Kind != jsonish.Object || et == "" || et == slack.MarkdownType || et == slack.PlainTextType || et == "markdown":
 		if t := r.textObject(item, path, ""); t != nil {
-			return t
+			return []slack.MixedElement{t}
 		}
 		return nil
 	default:
@@ -456,7 +460,7 @@ func (r *repairer) contextElement(item *jsonish.Value, path string) slack.MixedE
 	if strings.TrimSpace(txt) == "" {
 		return nil
 	}
-	return &slack.TextBlockObject{Type: slack.MarkdownType, Text: txt}
+	return []slack.MixedElement{&slack.TextBlockObject{Type: slack.MarkdownType, Text: txt}}
 }
 
 // markdownBlock converts a markdown block with the same conversion as

@@ -211,8 +211,10 @@ func (r *repairer) imageSource(n *jsonish.Value, path string) (url string, file 
 }
 
 // altText returns the alt text of an image, adding one when it is missing.
-func (r *repairer) altText(n *jsonish.Value, path string) string {
-	alt := strings.TrimSpace(n.GetString("alt_text"))
+// Alt text over Slack's limit is shortened on the image, and rest holds it
+// whole, as mrkdwn, to show after the image.
+func (r *repairer) altText(n *jsonish.Value, path string) (alt, rest string) {
+	alt = strings.TrimSpace(n.GetString("alt_text"))
 	if alt == "" {
 		alt = strings.TrimSpace(mrkdwnPlain(readable(n.Get("title"))))
 		if alt == "" {
@@ -220,20 +222,26 @@ func (r *repairer) altText(n *jsonish.Value, path string) string {
 		}
 		r.note(join(path, "alt_text"), "alt_text_added", "missing alt_text set to "+strconv.Quote(alt))
 	}
-	alt, _ = clampText(alt, altTextMax, false)
-	return alt
+	if short, cut := clampText(alt, altTextMax, false); cut {
+		r.note(join(path, "alt_text"), "alt_text_moved", fmt.Sprintf("alt_text over %d characters shortened on the image, shown whole after it", altTextMax))
+		return short, mrkdwnEscaper.Replace(alt)
+	}
+	return alt, ""
 }
 
-func (r *repairer) imageElement(n *jsonish.Value, path string) *slack.ImageBlockElement {
+// imageElement rebuilds an image element, or returns nil when it has no
+// usable image; rest is alt text to show after it (see altText).
+func (r *repairer) imageElement(n *jsonish.Value, path string) (el *slack.ImageBlockElement, rest string) {
 	url, file := r.imageSource(n, path)
 	if url == "" && file == nil {
-		return nil
+		return nil, ""
 	}
-	el := &slack.ImageBlockElement{Type: slack.METImage, AltText: r.altText(n, path), SlackFile: file}
+	alt, rest := r.altText(n, path)
+	el = &slack.ImageBlockElement{Type: slack.METImage, AltText: alt, SlackFile: file}
 	if url != "" {
 		el.ImageURL = &url
 	}
-	return el
+	return el, rest
 }
 
 // image rebuilds an image block; one without a usable URL becomes text
@@ -243,14 +251,19 @@ func (r *repairer) image(n *jsonish.Value, path, id string) []slack.Block {
 	if url == "" && file == nil {
 		return r.convert(n, path, "image without a usable image_url (http or https, at most 3000 characters)")
 	}
-	b := &slack.ImageBlock{Type: slack.MBTImage, ImageURL: url, SlackFile: file, AltText: r.altText(n, path), BlockID: id}
+	alt, rest := r.altText(n, path)
+	b := &slack.ImageBlock{Type: slack.MBTImage, ImageURL: url, SlackFile: file, AltText: alt, BlockID: id}
 	if t := r.textObject(n.Get("title"), join(path, "title"), slack.PlainTextType); t != nil {
 		if Len(t.Text) > imageTitleMax {
 			return r.convert(n, path, fmt.Sprintf("image title over %d characters", imageTitleMax))
 		}
 		b.Title = t
 	}
-	return []slack.Block{b}
+	out := []slack.Block{b}
+	if rest != "" {
+		out = append(out, r.sections(&slack.TextBlockObject{Type: slack.MarkdownType, Text: rest}, "", join(path, "alt_text"))...)
+	}
+	return out
 }
 
 // video rebuilds a video block, which Slack accepts only with a title, an
@@ -691,8 +704,8 @@ func (r *repairer) accessory(n *jsonish.Value, path string) (*slack.Accessory, [
 	if n.Kind == jsonish.Object {
 		typ := n.GetString("type")
 		if typ == "image" || (typ == "" && (n.Has("image_url") || n.Has("slack_file"))) {
-			if img := r.imageElement(n, path); img != nil {
-				return slack.NewAccessory(img), nil
+			if img, rest := r.imageElement(n, path); img != nil {
+				return slack.NewAccessory(img), r.textSections(rest, join(path, "alt_text"))
 			}
 		} else {
 			el, txt := r.element(n, path, map[string]bool{})

@@ -122,6 +122,9 @@ func TestRepairKeepsInteractiveAndMediaElementsValid(t *testing.T) {
 		{name: "a link longer than a section keeps its label and address, and no token is cut",
 			messages: `[{"blocks":[{"type":"section","text":{"type":"mrkdwn","text":"see <` + longURL + `|the full log> for details"}}]}]`,
 			has:      []string{"see the full log", "for details"}, kinds: []string{"link_flattened"}},
+		{name: "alt text over 2000 characters is shortened on the image and shown whole after it",
+			messages: `[{"blocks":[{"type":"image","image_url":"https://i.io/a.png","alt_text":"` + strings.Repeat("chart ", 400) + `end"}]}]`,
+			has:      []string{strings.Repeat("chart ", 399) + "chart end"}, kinds: []string{"alt_text_moved"}, check: wantTypes("image section")},
 		{name: "an overflow accessory without options becomes text after its section",
 			messages: `[{"blocks":[{"type":"section","text":{"type":"mrkdwn","text":"Actions"},"accessory":{"type":"overflow","options":[]}}]}]`,
 			has:      []string{"Actions"}, check: func(t *testing.T, msgs []Message) {
