@@ -20,9 +20,11 @@ import (
 //     report_content when the messages hold no Block Kit.
 //  2. shape (repair_shape.go): every shape models write for a list of
 //     messages is read as messages, each a list of blocks as written.
-//  3. build (repair_block.go, repair_element.go, repair_table.go,
-//     repair_attachment.go, repair_text.go): each block is rebuilt as a
-//     slack-go block Slack accepts; what cannot be kept becomes text.
+//  3. build (repair_block.go, and for their parts repair_text.go,
+//     repair_element.go, repair_media.go, repair_table.go,
+//     repair_attachment.go): each block is rebuilt as a slack-go block
+//     Slack accepts; what cannot be kept becomes its words as text
+//     (repair_readable.go).
 //  4. pack (repair_pack.go): blocks are packed into messages within
 //     Slack's limits, each checked with Validate, each with its
 //     notification text.
