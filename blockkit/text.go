@@ -255,11 +255,20 @@ func safeEnd(s string, cut int) int {
 // escaped once: its entities stay. Without, it is plain text: entities are
 // decoded.
 func readMrkdwn(b *strings.Builder, s string, limit int, escaped bool) {
-	// Markers pair within a line, so the lines past the limit do not matter.
-	if bound := 8*limit + 64; len(s) > bound {
+	// Markers pair within a line, so the lines past the limit do not
+	// matter; nor, for a notification, does much of a long line after it.
+	if bound := 2*limit + 256; len(s) > bound {
+		end := len(s)
 		if nl := strings.IndexByte(s[bound:], '\n'); nl >= 0 {
-			s = s[:bound+nl]
+			end = bound + nl
 		}
+		if end > 2*bound {
+			end = 2 * bound
+			for end > 0 && !utf8.RuneStart(s[end]) {
+				end--
+			}
+		}
+		s = s[:end]
 	}
 	prot := protected(s)
 	drop := make([]bool, len(s))
@@ -318,15 +327,23 @@ func readMrkdwn(b *strings.Builder, s string, limit int, escaped bool) {
 		case c == '>':
 			write(pick(escaped, "&gt;", ">"))
 			i++
+		case c == 0xe2 && strings.HasPrefix(s[i:], string(zwsp)):
+			i += len(string(zwsp))
 		default:
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r != zwsp {
-				write(s[i : i+size])
+			// Copy the run of ordinary text up to the next byte that needs a look.
+			j := i + 1
+			for j < len(s) && !drop[j] && !readSpecial[s[j]] {
+				j++
 			}
-			i += size
+			write(s[i:j])
+			i = j
 		}
 	}
 }
+
+// readSpecial marks the bytes readMrkdwn looks at one by one: markers,
+// token and entity starts, quote markers, and the first byte of U+200B.
+var readSpecial = [256]bool{'*': true, '_': true, '~': true, '`': true, '<': true, '>': true, '&': true, 0xe2: true}
 
 func pick(cond bool, yes, no string) string {
 	if cond {
@@ -355,7 +372,7 @@ const fallbackChars = 200
 func notificationText(blocks []slack.Block) string {
 	var b strings.Builder
 	for _, blk := range blocks {
-		if b.Len() > 4*fallbackChars && Len(b.String()) > 2*fallbackChars {
+		if b.Len() > 2*fallbackChars && Len(b.String()) > 2*fallbackChars {
 			break
 		}
 		appendBlockText(&b, blk)
