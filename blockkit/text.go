@@ -331,8 +331,11 @@ func readMrkdwn(b *strings.Builder, s string, limit int, escaped bool) {
 			i += len(string(zwsp))
 		default:
 			// Copy the run of ordinary text up to the next byte that needs a look.
-			j := i + 1
-			for j < len(s) && !drop[j] && !readSpecial[s[j]] {
+			j, stop := i+1, min(len(s), i+1+limit-n)
+			for j < stop && !drop[j] && !readSpecial[s[j]] {
+				j++
+			}
+			for j < len(s) && !utf8.RuneStart(s[j]) {
 				j++
 			}
 			write(s[i:j])
@@ -378,12 +381,31 @@ func notificationText(blocks []slack.Block) string {
 		appendBlockText(&b, blk)
 		b.WriteByte(' ')
 	}
-	text := collapseSpaces(b.String())
+	text := oneLine(b.String())
 	if text == "" {
 		return "(message)"
 	}
 	text, _ = clampText(text, fallbackChars, true)
 	return text
+}
+
+// oneLine trims s and turns each run of whitespace into one space.
+func oneLine(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range strings.TrimSpace(s) {
+		if unicode.IsSpace(r) {
+			space = true
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // appendBlockText appends the readable text of one block, as escaped mrkdwn.
