@@ -250,7 +250,7 @@ func (r *repairer) run(v *jsonish.Value, path, fallback string) []Message {
 		}
 		r.note(path, "fallback_used", detail)
 		r.groups = append(r.groups, group{path: path, converted: FromMarkdown(fallback)})
-		return r.pack()
+		usable = false // used
 	default:
 		r.messages(v, path, 0)
 		r.flush()

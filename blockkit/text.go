@@ -309,7 +309,7 @@ func readMrkdwn(b *strings.Builder, s string, limit int, escaped bool) {
 				continue
 			}
 			body := readableToken(s[i+1 : i+k-1])
-			write(pick(escaped, body, entityDecoder.Replace(body)))
+			write(pick(escaped, escapeBare(body), entityDecoder.Replace(body)))
 			i += k
 		case c == '&':
 			if e := entityLen(s[i:]); e > 0 {
