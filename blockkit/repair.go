@@ -249,7 +249,7 @@ func (r *repairer) run(v *jsonish.Value, path, fallback string) []Message {
 			detail += ", after the messages' own words"
 		}
 		r.note(path, "fallback_used", detail)
-		r.groups = append(r.groups, group{path: path, converted: FromMarkdown(fallback)})
+		r.fallback(fallback)
 		usable = false // used
 	default:
 		r.messages(v, path, 0)
@@ -262,7 +262,8 @@ func (r *repairer) run(v *jsonish.Value, path, fallback string) []Message {
 			reason = "nothing usable in messages"
 		}
 		r.note(path, "fallback_used", reason+"; answer built from report_content")
-		out = FromMarkdown(fallback)
+		r.fallback(fallback)
+		out = r.pack()
 	}
 	if len(out) == 0 {
 		r.note(path, "empty_answer", "no messages and no report_content")
@@ -272,6 +273,22 @@ func (r *repairer) run(v *jsonish.Value, path, fallback string) []Message {
 		}}
 	}
 	return out
+}
+
+// fallback adds the answer in report_content: Markdown, or the Block Kit
+// JSON a model sometimes puts there instead (whole or in a ``` fence).
+func (r *repairer) fallback(content string) {
+	const path = "report_content"
+	if t := strings.TrimSpace(content); t != "" && strings.ContainsAny(t[:1], "[{`~") {
+		if v, fixes, err := jsonish.Decode(t); err == nil && isBlockPayload(v) {
+			r.note(path, "json_decoded", "report_content holds Block Kit JSON: read as messages")
+			r.noteFixes(path, fixes)
+			r.messages(v, path, 1)
+			r.flush()
+			return
+		}
+	}
+	r.groups = append(r.groups, group{path: path, converted: FromMarkdown(content)})
 }
 
 // isEmptyValue reports whether v holds nothing: missing, null, "", [] or {}.
