@@ -143,7 +143,9 @@ func RepairReport(report json.RawMessage) ([]Message, []Change, error) {
 // and elements Slack would refuse become text, texts over Slack's limits
 // continue in further blocks, and long answers are split over several
 // messages. When the messages hold no Block Kit (missing, empty, prose,
-// a number), fallbackMarkdown (the report_content) is converted instead.
+// a number), fallbackMarkdown (the report_content) is converted instead,
+// after any words of the messages it lacks; Block Kit JSON a model put in
+// the report_content is read as blocks.
 // The result always has at least one message and every message passes
 // Validate; each repair is listed as a Change.
 func Repair(messages json.RawMessage, fallbackMarkdown string) ([]Message, []Change) {
