@@ -67,7 +67,7 @@ func (r *repairer) attachment(a *jsonish.Value, path string, depth int) []slack.
 	if u := a.GetString("image_url"); u != "" {
 		img := &jsonish.Value{Kind: jsonish.Object}
 		img.Set("image_url", jsonish.NewString(u))
-		img.Set("alt_text", jsonish.NewString(cmpOr(a.GetString("title"), a.GetString("fallback"), "image")))
+		img.Set("alt_text", jsonish.NewString(firstNonBlank(a.GetString("title"), a.GetString("fallback"), "image")))
 		out = append(out, r.image(img, join(path, "image_url"), "")...)
 	}
 	if acts := a.Get("actions"); acts != nil && acts.Kind == jsonish.Array {
@@ -146,7 +146,7 @@ func (r *repairer) attachmentFields(fv *jsonish.Value, path string) []slack.Bloc
 func (r *repairer) thumbnail(blocks []slack.Block, url, title string) {
 	for _, b := range blocks {
 		if s, ok := b.(*slack.SectionBlock); ok && s.Text != nil && s.Accessory == nil {
-			alt := cmpOr(collapseSpaces(title), "thumbnail")
+			alt := firstNonBlank(collapseSpaces(title), "thumbnail")
 			s.Accessory = slack.NewAccessory(&slack.ImageBlockElement{Type: slack.METImage, ImageURL: &url, AltText: alt})
 			return
 		}
@@ -243,7 +243,8 @@ func colorMark(color string) string {
 	return ":large_purple_circle:"
 }
 
-func cmpOr(s ...string) string {
+// firstNonBlank returns the first of s that is not blank, trimmed.
+func firstNonBlank(s ...string) string {
 	for _, x := range s {
 		if strings.TrimSpace(x) != "" {
 			return strings.TrimSpace(x)

@@ -462,8 +462,7 @@ func appendBlockText(b *strings.Builder, blk slack.Block) {
 // readable names.
 func richTextPlain(blk *slack.RichTextBlock) string {
 	var sb strings.Builder
-	var section func(els []slack.RichTextSectionElement)
-	section = func(els []slack.RichTextSectionElement) {
+	section := func(els []slack.RichTextSectionElement) {
 		for _, e := range els {
 			switch e := e.(type) {
 			case *slack.RichTextSectionTextElement:

@@ -476,8 +476,7 @@ func (v *validator) richText(path string, b *slack.RichTextBlock) {
 	if len(b.Elements) == 0 {
 		v.add(path, "has no elements; Slack needs at least one")
 	}
-	var section func(what string, els []slack.RichTextSectionElement)
-	section = func(what string, els []slack.RichTextSectionElement) {
+	section := func(what string, els []slack.RichTextSectionElement) {
 		if len(els) == 0 {
 			v.add(path, "%s is empty; Slack needs at least one element", what)
 		}
