@@ -57,6 +57,19 @@ func BenchmarkFromMarkdown100KB(b *testing.B) {
 	b.ReportMetric(float64(msgs), "messages")
 }
 
+// BenchmarkFromMarkdownAnswer converts an answer of the size models write
+// (5.6 KB: five corpus documents in a row, with a table, lists, code and
+// links), the size that matters for latency.
+func BenchmarkFromMarkdownAnswer(b *testing.B) {
+	docs := benchCorpus(b)
+	doc := strings.Join([]string{docs[0], docs[2], docs[3], docs[4], docs[12]}, "\n\n")
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = FromMarkdown(doc)
+	}
+}
+
 // BenchmarkGoldmarkParse100KB is the parse alone (our parser setup: GFM,
 // Slack tokens), in one piece on one goroutine: the floor a sequential
 // FromMarkdown cannot go below.

@@ -1,7 +1,8 @@
 // Package blockkit turns the Markdown a model writes into Slack messages:
 // mrkdwn text (Mrkdwn, PlainText), Block Kit messages within Slack's limits
 // (FromMarkdown, SplitMrkdwn), and checks of any message against those limits
-// (Validate, ValidateJSON). Repair fixes the Block Kit a model wrote itself.
+// (Validate, ValidateJSON). Repair and RepairReport fix the Block Kit a model
+// wrote itself (see repair.go for its steps).
 //
 // Conversion walks goldmark's syntax tree (CommonMark with GitHub's tables,
 // strikethrough, task lists and autolinks) instead of rewriting text with
@@ -17,9 +18,10 @@
 //     it, or Slack would not see it; nested same-kind emphasis is written
 //     once; markers are closed before and reopened after each line break.
 //   - Literal *, _, ~ and ` (escaped, or unpaired, in Markdown) that Slack
-//     could pair with another on the same line become look-alikes (∗ ＿ ∼ ‵):
-//     mrkdwn has no escapes, and U+200B is what makes Slack see a marker.
-//     Intraword ones (snake_case) and lone ones (2 * 3) stay as they are.
+//     could pair with a partner on the same line become look-alikes (∗ ＿ ∼
+//     ‵): mrkdwn has no escapes, and U+200B is what makes Slack see a
+//     marker. Intraword ones (snake_case), lone ones (2 * 3) and ones no
+//     partner can close (~5 min, ~/path) stay as they are.
 //   - A code span holding a backtick is written ```like`this```: single
 //     backticks cannot hold one, and every byte of the code survives.
 //   - Headings are bold lines in Mrkdwn and header blocks in FromMarkdown;
@@ -27,9 +29,13 @@
 //     on every line (nested quotes flatten, Slack has one level); rules are
 //     a line of ─ in Mrkdwn and divider blocks in FromMarkdown; tables are
 //     table blocks where Slack allows (see table.go) and aligned code blocks
-//     otherwise; images are links to the image; raw HTML is shown as text,
-//     except <br> (a line break) and comments (hidden).
+//     otherwise, wrapped to 80 columns or, when even that cannot fit, a list
+//     of their rows; images are links to the image; a link to an address a
+//     Slack link cannot take (tel:, ftp:) is its label with the address
+//     after it; raw HTML is shown as text, except <br> (a line break) and
+//     comments (hidden).
 //
-// Limits are counted in characters (runes), as Slack documents them; see
-// limits.go.
+// Every length is measured by Len, in UTF-16 code units (an emoji counts
+// 2), so a text this package passes never exceeds a Slack limit however
+// Slack counts its "characters"; see limits.go.
 package blockkit

@@ -12,6 +12,8 @@ import (
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
+
+	"github.com/slackbot/slackbot/blockkit/internal/jsonish"
 )
 
 // The fuzz tests check what must hold for any input, with a committed seed
@@ -21,9 +23,13 @@ import (
 //
 //   - pass Validate, message by message, and never be empty when the input
 //     has words;
-//   - contain every link, autolink and image URL that Slack can open
-//     (scheme http, https, mailto, …), unless it sits inside another link's
-//     label (a badge image inside a link shows as the link's label);
+//   - pass checkMessages (check_test.go): every text within its limit in
+//     UTF-16 units, no < or > outside a whole Slack token, no bare &, no
+//     entity escaped twice unless the input holds an entity's text;
+//   - contain every link, autolink and image URL with an http, https or
+//     mailto address as a link, and every other address Slack can open
+//     (tel:, ftp:, …) as text, unless it sits inside another link's label
+//     (a badge image inside a link shows as the link's label);
 //   - contain every line of every code block and the content of every code
 //     span without a backtick, byte for byte after un-escaping &amp; &lt;
 //     &gt; and dropping U+200B (a code block split over sections keeps its
@@ -44,7 +50,8 @@ var fuzzParser = goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser()
 
 // fuzzExpect is what an input promises the output will contain.
 type fuzzExpect struct {
-	urls  []string // decoded link destinations Slack can open
+	urls  []string // decoded http(s) and mailto destinations: kept as links
+	texts []string // other destinations Slack can open (tel:, ftp:): kept as text
 	code  []string // code lines and code span contents
 	words []string
 }
@@ -70,8 +77,12 @@ func fuzzExpectations(md string) fuzzExpect {
 				raw = l.Destination
 			}
 			u := string(util.ResolveNumericReferences(util.ResolveEntityNames(util.UnescapePunctuations(raw))))
-			if inLink == 1 && fuzzOpenable(u) {
+			switch {
+			case inLink != 1 || !fuzzOpenable(u):
+			case fuzzLinkToken(u):
 				e.urls = append(e.urls, u)
+			default:
+				e.texts = append(e.texts, u)
 			}
 		case *ast.AutoLink:
 			if entering && inLink == 0 {
@@ -79,7 +90,9 @@ func fuzzExpectations(md string) fuzzExpect {
 				if n.AutoLinkType == ast.AutoLinkEmail && !strings.HasPrefix(strings.ToLower(u), "mailto:") {
 					u = "mailto:" + u
 				}
-				e.urls = append(e.urls, u)
+				if fuzzLinkToken(u) {
+					e.urls = append(e.urls, u)
+				}
 				e.words = append(e.words, fuzzWords(string(n.Label(src)))...)
 			}
 			return ast.WalkSkipChildren, nil
@@ -145,6 +158,17 @@ func fuzzOpenable(u string) bool {
 		return false
 	}
 	return true
+}
+
+// fuzzLinkToken reports whether Slack takes u in a <url|label> token: an
+// http, https or mailto address.
+func fuzzLinkToken(u string) bool {
+	for _, scheme := range []string{"https://", "http://", "mailto:"} {
+		if len(u) > len(scheme) && strings.EqualFold(u[:len(scheme)], scheme) {
+			return true
+		}
+	}
+	return false
 }
 
 func fuzzIsWordRune(r rune) bool {
@@ -237,19 +261,6 @@ func (o fuzzOutput) hasWord(w string) bool {
 	return o.words[w] || strings.Contains(o.letters, w)
 }
 
-// checkMessages asserts what every result must satisfy.
-func checkMessages(t *testing.T, msgs []Message) {
-	t.Helper()
-	for i, m := range msgs {
-		if err := Validate(m); err != nil {
-			t.Fatalf("message %d fails Validate: %v", i, err)
-		}
-		if len(m.Blocks) == 0 {
-			t.Fatalf("message %d has no blocks", i)
-		}
-	}
-}
-
 // checkKept asserts that the output keeps what md promises.
 func checkKept(t *testing.T, md string, out fuzzOutput) {
 	t.Helper()
@@ -257,6 +268,11 @@ func checkKept(t *testing.T, md string, out fuzzOutput) {
 	for _, u := range e.urls {
 		if !out.hasURL(u) {
 			t.Fatalf("link URL %q lost; output:\n%s", u, out.raw)
+		}
+	}
+	for _, u := range e.texts {
+		if !strings.Contains(out.text, u) && !strings.Contains(out.text, strings.Join(strings.Fields(u), " ")) {
+			t.Fatalf("address %q lost; output:\n%s", u, out.raw)
 		}
 	}
 	for _, c := range e.code {
@@ -273,9 +289,11 @@ func checkKept(t *testing.T, md string, out fuzzOutput) {
 
 func FuzzFromMarkdown(f *testing.F) {
 	f.Add("# Title\n\nSome **bold** text with a [link](https://example.com/a_b).")
+	f.Add("| a | b |\n|---|---|\n| " + strings.Repeat("wide cell ", 12) + " | 😀 ~5 |\n")
+	f.Add("# " + strings.Repeat("🙂", 100) + "\n\nQ&A: a > b < c ~5 min <https://x.io|x>")
 	f.Fuzz(func(t *testing.T, md string) {
 		msgs := FromMarkdown(md)
-		checkMessages(t, msgs)
+		checkMessages(t, msgs, hasLiteralEntity(md))
 		if !utf8.ValidString(md) {
 			return // content checks compare text; invalid bytes become U+FFFD in JSON
 		}
@@ -291,12 +309,19 @@ func FuzzFromMarkdown(f *testing.F) {
 
 func FuzzRepair(f *testing.F) {
 	f.Add(`[{"blocks":[{"type":"section","text":{"type":"mrkdwn","text":"**hi** [a](https://b.c)"}}]}]`, "fallback")
+	f.Add("\"```json\\n[{\\\"type\\\":\\\"header\\\",\\\"text\\\":\\\"a < b\\\"}]\\n```\"", "")
+	f.Add(`[{'blocks': [{'type': 'section', 'text': {'type': 'mrkdwn', 'text': "it's ~5 min &amp; <x>"}}]}]`, "")
+	f.Add(`[{\"type\":\"context\",\"elements\":[{\"type\":\"plain_text\",\"text\":\"a > b\"}]}]`, "")
+	f.Add(`[{"attachments":[{"color":"#ff0000","pretext":"p","title":"t","title_link":"https://t.io","fields":[{"title":"k","value":"v"}],"ts":1}]}]`, "")
+	f.Add(`[{"blocks":[{"type":"actions","elements":[{"type":"overflow","options":[{"text":"a"},{"text":"b"},{"text":"c"},{"text":"d"},{"text":"e"},{"text":"f","url":"https://f.io"}]},{"type":"static_select"},{"type":"datepicker","initial_date":"5 March 2024"},{"type":"button","text":"`+strings.Repeat("label ", 20)+`"}]}]}]`, "")
+	f.Add(`[{"blocks":[{"type":"header","text":"`+strings.Repeat("😀", 90)+`"},{"type":"section","text":{"type":"mrkdwn","text":"see <https://x.io/`+strings.Repeat("p", 3000)+`|doc>"}}]}]`, "")
+	f.Add(`"just prose"`, "# Report\n\nAll good.")
 	f.Fuzz(func(t *testing.T, messages, fallback string) {
 		msgs, changes := Repair(json.RawMessage(messages), fallback)
 		if len(msgs) == 0 {
 			t.Fatal("Repair returned no messages")
 		}
-		checkMessages(t, msgs)
+		checkMessages(t, msgs, hasLiteralEntity(messages) || hasLiteralEntity(fallback))
 		for _, c := range changes {
 			if c.Path == "" || c.Kind == "" || strings.ContainsAny(c.Kind, " \n") {
 				t.Fatalf("malformed change %+v", c)
@@ -306,8 +331,8 @@ func FuzzRepair(f *testing.F) {
 			return // content checks compare text; invalid bytes become U+FFFD in JSON
 		}
 		out := fuzzCollect(t, msgs)
-		// Words of section texts (the blocks Repair never clamps) survive.
-		n, err := repParseJSON([]byte(messages))
+		// Words of texts (which Repair never clamps) survive.
+		n, err := jsonish.Parse([]byte(messages))
 		if err != nil {
 			return
 		}
@@ -319,44 +344,66 @@ func FuzzRepair(f *testing.F) {
 			checkKept(t, fallback, out)
 			return
 		}
-		for _, s := range fuzzSectionTexts(n, 0) {
+		for _, s := range fuzzTexts(n, 0) {
 			e := fuzzExpectations(s)
 			for _, w := range e.words {
 				if !out.hasWord(w) {
-					t.Fatalf("word %q of section text %q lost; output:\n%s", w, s, out.raw)
+					t.Fatalf("word %q of text %q lost; output:\n%s", w, s, out.raw)
 				}
 			}
 		}
 	})
 }
 
-// fuzzSectionTexts returns the texts of section blocks reachable through
-// messages and blocks lists, where Repair promises to keep every word.
-func fuzzSectionTexts(n *repNode, depth int) []string {
+// fuzzTexts returns the texts of blocks reachable through messages and
+// blocks lists where Repair promises to keep every word: the text and
+// fields of sections, headers, the text elements of context blocks, and
+// the labels of buttons.
+func fuzzTexts(n *jsonish.Value, depth int) []string {
 	if n == nil || depth > 8 {
 		return nil
 	}
 	var out []string
-	switch n.kind {
-	case 'a':
-		for _, v := range n.vals {
-			out = append(out, fuzzSectionTexts(v, depth+1)...)
+	text := func(t *jsonish.Value) {
+		switch {
+		case t == nil:
+		case t.Kind == jsonish.String:
+			out = append(out, t.Str)
+		case t.Kind == jsonish.Object && t.Get("text") != nil && t.Get("text").Kind == jsonish.String:
+			out = append(out, t.Get("text").Str)
 		}
-	case 'o':
+	}
+	switch n.Kind {
+	case jsonish.Array:
+		for _, v := range n.Vals {
+			out = append(out, fuzzTexts(v, depth+1)...)
+		}
+	case jsonish.Object:
 		for _, k := range []string{"messages", "blocks"} {
-			if v := n.get(k); v != nil && v.kind == 'a' {
-				out = append(out, fuzzSectionTexts(v, depth+1)...)
+			if v := n.Get(k); v != nil && v.Kind == jsonish.Array {
+				out = append(out, fuzzTexts(v, depth+1)...)
 			}
 		}
-		if n.strField("type") != "section" {
-			return out
-		}
-		t := n.get("text")
-		if t != nil && t.kind == 'o' && t.get("text") != nil && t.get("text").kind == 's' && t.get("text").str != "" {
-			// the type matters: plain_text keeps text as is, mrkdwn may convert
-			out = append(out, t.get("text").str)
-		} else if t != nil && t.kind == 's' {
-			out = append(out, t.str)
+		switch n.GetString("type") {
+		case "section":
+			text(n.Get("text"))
+			for _, f := range n.Get("fields").Items() {
+				text(f)
+			}
+		case "header":
+			text(n.Get("text"))
+		case "context":
+			for _, e := range n.Get("elements").Items() {
+				if t := e.GetString("type"); t == "mrkdwn" || t == "plain_text" {
+					text(e)
+				}
+			}
+		case "actions":
+			for _, e := range n.Get("elements").Items() {
+				if e.GetString("type") == "button" {
+					text(e.Get("text"))
+				}
+			}
 		}
 	}
 	return out

@@ -154,8 +154,9 @@ func (w *renderer) literalRune(r rune, base []byte, pos int) {
 
 // couldPair reports whether a literal marker character at base[pos] could
 // open or close mrkdwn formatting: it sits at a word boundary on the side
-// facing its content, and the same character occurs again on its line. The
-// partner search stops at the nearest occurrence, so a line costs linear time.
+// facing its content, and its line holds a partner for it, a c further on
+// that can close or one before that can open. A marker without one is
+// shown as itself by Slack (~5 min, ~/path), so it stays itself.
 func (w *renderer) couldPair(c byte, base []byte, pos int) bool {
 	if base == nil {
 		return true
@@ -170,21 +171,67 @@ func (w *renderer) couldPair(c byte, base []byte, pos int) bool {
 	}
 	opens := !isWordRune(prev) && next != 0 && !unicode.IsSpace(next)
 	closes := prev != 0 && !unicode.IsSpace(prev) && !isWordRune(next)
-	if opens {
-		for i := pos + 1; i < len(base) && base[i] != '\n'; i++ {
-			if base[i] == c {
-				return true
-			}
+	if !opens && !closes {
+		return false
+	}
+	p := w.partners(base, pos, c)
+	return opens && p.lastCloser > pos || closes && p.firstOpener >= 0 && p.firstOpener < pos
+}
+
+// markerPartners says where on one source line a marker character can close
+// formatting last and open it first (-1: nowhere).
+type markerPartners struct{ lastCloser, firstOpener int }
+
+// partnerCache holds the partners of each marker character on one line of
+// one source, so that checking every marker of a line costs linear time.
+type partnerCache struct {
+	base       *byte
+	start, end int
+	known      [4]bool // by markerIndex
+	of         [4]markerPartners
+}
+
+// markerIndex numbers the marker characters *, _, ~ and `.
+func markerIndex(c byte) int { return strings.IndexByte("*_~`", c) }
+
+// partners returns the partners of c on the line of base holding pos.
+func (w *renderer) partners(base []byte, pos int, c byte) markerPartners {
+	pc := &w.pairs
+	if pc.base != &base[0] || pos < pc.start || pos >= pc.end {
+		start := bytes.LastIndexByte(base[:pos], '\n') + 1
+		end := len(base)
+		if i := bytes.IndexByte(base[pos:], '\n'); i >= 0 {
+			end = pos + i
+		}
+		*pc = partnerCache{base: &base[0], start: start, end: end}
+	}
+	k := markerIndex(c)
+	if pc.known[k] {
+		return pc.of[k]
+	}
+	p := markerPartners{lastCloser: -1, firstOpener: -1}
+	line := base[pc.start:pc.end]
+	for i := range line {
+		if line[i] != c {
+			continue
+		}
+		prev, _ := utf8.DecodeLastRune(line[:i])
+		if i == 0 {
+			prev = 0
+		}
+		next, _ := utf8.DecodeRune(line[i+1:])
+		if i+1 >= len(line) || next == '\r' {
+			next = 0
+		}
+		if prev != 0 && !unicode.IsSpace(prev) && !isWordRune(next) {
+			p.lastCloser = pc.start + i
+		}
+		if p.firstOpener < 0 && !isWordRune(prev) && next != 0 && !unicode.IsSpace(next) {
+			p.firstOpener = pc.start + i
 		}
 	}
-	if closes {
-		for i := pos - 1; i >= 0 && base[i] != '\n'; i-- {
-			if base[i] == c {
-				return true
-			}
-		}
-	}
-	return false
+	pc.known[k], pc.of[k] = true, p
+	return p
 }
 
 func lookalike(r rune) rune {
@@ -275,19 +322,30 @@ func codeSpanText(src []byte, n *ast.CodeSpan) string {
 
 // link writes a link or image as <url|label>, the label flattened to plain
 // text because Slack does not format inside link labels. A destination Slack
-// cannot open (relative, #fragment, javascript:) keeps only its label.
+// cannot open (relative, #fragment, javascript:) keeps only its label; one
+// with a scheme a Slack link does not take (tel:, ftp:) is written after its
+// label as text.
 func (w *renderer) link(dest []byte, n ast.Node) {
 	url := decodeURL(dest)
-	if w.plain || !linkable(url) {
-		if w.plain && n.FirstChild() == nil {
-			w.raw(url)
-			return
-		}
-		w.inlines(n)
-		return
+	shown := url
+	if !w.plain {
+		shown = mrkdwnEscaper.Replace(url)
 	}
-	label := w.flatLabel(n)
-	w.linkToken(url, label)
+	switch {
+	case w.plain && n.FirstChild() == nil:
+		w.raw(shown)
+	case !linkable(url):
+		w.inlines(n)
+	case !webOrMail(url) && n.FirstChild() == nil:
+		w.raw(shown)
+	case !webOrMail(url):
+		w.inlines(n)
+		w.raw(" (" + shown + ")")
+	case w.plain:
+		w.inlines(n)
+	default:
+		w.linkToken(url, w.flatLabel(n))
+	}
 }
 
 func (w *renderer) autoLink(n *ast.AutoLink) {
@@ -299,6 +357,10 @@ func (w *renderer) autoLink(n *ast.AutoLink) {
 	}
 	if n.AutoLinkType == ast.AutoLinkEmail && !strings.HasPrefix(strings.ToLower(url), "mailto:") {
 		url = "mailto:" + url
+	}
+	if !webOrMail(url) {
+		w.raw(mrkdwnEscaper.Replace(label))
+		return
 	}
 	w.linkToken(url, label)
 }
@@ -369,6 +431,17 @@ func linkable(url string) bool {
 		return false
 	}
 	return true
+}
+
+// webOrMail reports whether url is one a Slack link token takes: http,
+// https or mailto, with an address after the scheme.
+func webOrMail(url string) bool {
+	for _, scheme := range []string{"https://", "http://", "mailto:"} {
+		if len(url) > len(scheme) && strings.EqualFold(url[:len(scheme)], scheme) {
+			return true
+		}
+	}
+	return false
 }
 
 // rawHTML shows inline HTML as text, except that a <br> is a line break and

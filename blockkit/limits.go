@@ -4,13 +4,7 @@ import "unicode/utf8"
 
 // Block Kit limits this package converts, splits and validates against.
 //
-// Every character limit is counted in Unicode code points (Go runes), never in
-// bytes: Slack documents its limits in "characters", and a 3-byte CJK rune must
-// count once or valid non-Latin text would be cut short. Should Slack count
-// UTF-16 units instead (as JavaScript does), only runes outside the Basic
-// Multilingual Plane (most emoji) would count twice; the 100-character margin
-// between SectionTextMax and Slack's 3000 absorbs that for sections. The
-// entities &amp; &lt; &gt; count as the 5 or 4 characters they are on the wire.
+// Every length limit is measured with Len, in UTF-16 code units: see Len.
 const (
 	// SectionTextMax is the product clamp for section text. Slack's hard limit
 	// is 3000 (SlackSectionTextMax); converting to 2900 leaves room for the
@@ -55,5 +49,51 @@ const (
 	MessageTextMax = 40000
 )
 
-// charCount counts characters the way Slack does (see the constants above).
-func charCount(s string) int { return utf8.RuneCountInString(s) }
+// Len is the length of s as this package measures it against Slack's limits,
+// in UTF-16 code units: a character outside the Basic Multilingual Plane (most
+// emoji, some CJK) counts 2, every other character 1, and the entities &amp;
+// &lt; &gt; count as the 5 or 4 characters they are on the wire.
+//
+// Slack documents its limits in "characters" without saying which unit, and
+// JavaScript, where its clients and Block Kit Builder measure text, counts
+// UTF-16 units. A UTF-16 count is never below the count of code points, so
+// text within a limit by Len is within it under either reading; bytes would
+// cut valid non-Latin text short. Every conversion, split, clamp, repair and
+// Validate uses Len, so they cannot disagree about a length.
+func Len(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			n++
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		n++
+		if r > 0xFFFF {
+			n++
+		}
+		i += size
+	}
+	return n
+}
+
+// runeLen is the Len of one rune.
+func runeLen(r rune) int {
+	if r > 0xFFFF {
+		return 2
+	}
+	return 1
+}
+
+// prefixWithin returns the end (a byte offset) of the longest prefix of s
+// whose Len is at most max, never inside a rune.
+func prefixWithin(s string, max int) int {
+	n := 0
+	for i, r := range s {
+		if n += runeLen(r); n > max {
+			return i
+		}
+	}
+	return len(s)
+}

@@ -2,7 +2,6 @@ package blockkit
 
 import (
 	"bytes"
-	"runtime"
 	"strings"
 
 	"github.com/yuin/goldmark"
@@ -27,23 +26,26 @@ import (
 // caller's decision, not a converter's.
 //
 // Conversion runs in two steps: each top-level block is rendered to a unit
-// (see units.go), concurrently for large documents (see chunk.go), and the
-// units are then packed into messages in order.
+// (see units.go), and the units are then packed into messages in order.
 func FromMarkdown(markdown string) []Message {
-	return packUnits(convertUnits([]byte(markdown), runtime.GOMAXPROCS(0)))
+	src := []byte(markdown)
+	buf, units := renderUnits(src, parseMarkdown(src))
+	return packUnits(buf, units)
 }
 
 // hasLink reports whether n holds a link Slack can open or a Slack token (a
 // mention in plain_text would show as a raw ID).
-func hasLink(n ast.Node) bool {
+func hasLink(src []byte, n ast.Node) bool {
 	found := false
 	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
 		switch c := c.(type) {
 		case *ast.Link:
-			found = found || linkable(decodeURL(c.Destination))
+			found = found || webOrMail(decodeURL(c.Destination))
 		case *ast.Image:
-			found = found || linkable(decodeURL(c.Destination))
-		case *ast.AutoLink, *slackToken:
+			found = found || webOrMail(decodeURL(c.Destination))
+		case *ast.AutoLink:
+			found = found || c.AutoLinkType == ast.AutoLinkEmail || webOrMail(string(c.URL(src)))
+		case *slackToken:
 			found = true
 		}
 		if found {
@@ -54,19 +56,19 @@ func hasLink(n ast.Node) bool {
 	return found
 }
 
-// cutWords splits s after at most max runes, at the last space if there is
-// one in the second half, and trims the space between the two parts.
+// cutWords splits s after at most max units (Len), at the last space if there
+// is one in the second half, and trims the space between the two parts.
 func cutWords(s string, max int) (head, rest string) {
-	end, runes, lastSpace := len(s), 0, -1
+	end, n, lastSpace := len(s), 0, -1
 	for i, r := range s {
-		if runes == max {
+		if n+runeLen(r) > max {
 			end = i
 			break
 		}
-		if r == ' ' && runes > max/2 {
+		if r == ' ' && n > max/2 {
 			lastSpace = i
 		}
-		runes++
+		n += runeLen(r)
 	}
 	if end == len(s) {
 		return s, ""
@@ -76,10 +78,6 @@ func cutWords(s string, max int) (head, rest string) {
 	}
 	return strings.TrimRight(s[:end], " "), strings.TrimLeft(s[end:], " ")
 }
-
-// neutralMrkdwn escapes plain text for mrkdwn and keeps any marker
-// characters literal (see the lookalike constants in mrkdwn.go).
-func neutralMrkdwn(s string) string { return neutralEscaper.Replace(s) }
 
 // flatPlain renders n's inline content as one line of plain text.
 func flatPlain(src []byte, n ast.Node) string {
@@ -177,9 +175,10 @@ func (p slackAwareHTMLBlockParser) Open(parent ast.Node, reader text.Reader, pc 
 }
 
 // scanSlackToken returns the length of the Slack token at the start of b, or
-// 0. The grammar follows Slack's "Formatting text" reference: user, channel,
-// special and user-group mentions, dates, and links with an http(s) or mailto
-// URL, each with an optional |label (required for dates).
+// 0. A token is a user mention <@U…>, a channel <#C…>, a special mention
+// (<!here>, <!channel>, <!everyone>), a user group <!subteam^S…>, a date
+// <!date^stamp^format|fallback>, or a link to an http(s) or mailto address;
+// each may carry a |label, which may not be empty and which a date needs.
 func scanSlackToken(b []byte) int {
 	if len(b) < 3 || b[0] != '<' {
 		return 0

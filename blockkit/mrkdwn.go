@@ -74,6 +74,7 @@ type renderer struct {
 	marks     []mark   // open emphasis, innermost last
 	flat      int      // >0 inside link labels: no markers, no newlines
 	listDepth int
+	pairs     partnerCache
 }
 
 // mark is one open emphasis. Its marker is written lazily, before the first

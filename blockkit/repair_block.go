@@ -3,27 +3,19 @@ package blockkit
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/slack-go/slack"
+
+	"github.com/slackbot/slackbot/blockkit/internal/jsonish"
 )
 
-// Limits of Block Kit parts that Repair builds and that the conversion half
-// never produces.
-const (
-	repButtonTextMax  = 75
-	repActionsMax     = 25
-	repAltTextMax     = 2000
-	repImageTitleMax  = 2000
-	repURLMax         = 3000
-	repActionIDMax    = 255
-	repButtonValueMax = 2000
-)
+// Step 3 of Repair: blocks. Each block is rebuilt from what the model wrote
+// as a block Slack accepts, or several (text over a limit continues in the
+// next block), or text that keeps its words when the block cannot be kept.
 
-// repTypeAliases maps block types models invent to the block Repair builds.
-var repTypeAliases = map[string]string{
+// typeAliases maps block types models invent to the block Repair builds.
+var typeAliases = map[string]string{
 	"heading": "header", "title": "header", "h1": "header", "h2": "header", "h3": "header",
 	"text": "text", "mrkdwn": "text", "plain_text": "text", "paragraph": "text", "markdown_text": "text",
 	"hr": "divider", "separator": "divider", "rule": "divider", "line": "divider", "horizontal_rule": "divider",
@@ -33,17 +25,23 @@ var repTypeAliases = map[string]string{
 	"footer": "context", "note": "context",
 }
 
-// block repairs one block; it may return none (nothing readable), one, or
+// blockTypes are the block types a message may hold.
+var blockTypes = map[string]bool{
+	"section": true, "header": true, "divider": true, "context": true, "image": true, "actions": true,
+	"rich_text": true, "table": true, "markdown": true, "video": true, "file": true, "input": true,
+}
+
+// block rebuilds one block; it may return none (nothing readable), one, or
 // several (split or converted).
-func (r *repairer) block(n *repNode, path string) []slack.Block {
-	typ := strings.TrimSpace(n.strField("type"))
+func (r *repairer) block(n *jsonish.Value, path string) []slack.Block {
+	typ := strings.TrimSpace(n.GetString("type"))
 	if typ == "" {
 		typ = r.inferType(n, path)
-	} else if alias, ok := repTypeAliases[strings.ToLower(typ)]; ok {
+	} else if alias, ok := typeAliases[strings.ToLower(typ)]; ok {
 		if alias == "text" {
-			r.note(path+".type", "type_fixed", fmt.Sprintf("block type %q is a text object: wrapped in a section", typ))
+			r.note(join(path, "type"), "type_fixed", fmt.Sprintf("block type %q is a text object: wrapped in a section", typ))
 		} else {
-			r.note(path+".type", "type_fixed", fmt.Sprintf("block type %q read as %q", typ, alias))
+			r.note(join(path, "type"), "type_fixed", fmt.Sprintf("block type %q read as %q", typ, alias))
 		}
 		typ = alias
 	}
@@ -53,7 +51,6 @@ func (r *repairer) block(n *repNode, path string) []slack.Block {
 	case "section":
 		out = r.section(n, path, id)
 	case "text":
-		// A text object written where a block belongs.
 		out = r.sectionFromText(n, path, id)
 	case "header":
 		out = r.header(n, path, id)
@@ -63,14 +60,16 @@ func (r *repairer) block(n *repNode, path string) []slack.Block {
 		out = []slack.Block{&slack.DividerBlock{Type: slack.MBTDivider, BlockID: id}}
 	case "image":
 		out = r.image(n, path, id)
+	case "video":
+		out = r.video(n, path, id)
 	case "actions":
 		out = r.actions(n, path, id)
 	case "markdown":
 		out = r.markdownBlock(n, path)
 	case "table":
 		out = r.table(n, path, id)
-	case "rich_text", "video":
-		out = r.passthrough(n, path, id)
+	case "rich_text":
+		out = r.richText(n, path, id)
 	default:
 		return r.convert(n, path, fmt.Sprintf("block type %q is not supported in messages", typ))
 	}
@@ -78,7 +77,7 @@ func (r *repairer) block(n *repNode, path string) []slack.Block {
 	valid := out[:0:0]
 	for _, b := range out {
 		if err := Validate(Message{Text: "·", Blocks: []slack.Block{b}}); err != nil {
-			r.note(path, "block_converted", "invalid "+string(b.BlockType())+" block: "+repFirstLine(err.Error()))
+			r.note(path, "block_converted", "invalid "+string(b.BlockType())+" block: "+firstLine(err.Error()))
 			valid = append(valid, r.blockAsText(b, path)...)
 			continue
 		}
@@ -88,206 +87,78 @@ func (r *repairer) block(n *repNode, path string) []slack.Block {
 }
 
 // inferType guesses the type of a block written without one.
-func (r *repairer) inferType(n *repNode, path string) string {
-	typ := ""
+func (r *repairer) inferType(n *jsonish.Value, path string) string {
+	typ := "unknown"
 	switch {
-	case n.has("image_url") || n.has("slack_file"):
+	case n.Has("image_url") || n.Has("slack_file"):
 		typ = "image"
-	case n.has("rows"):
+	case n.Has("video_url"):
+		typ = "video"
+	case n.Has("rows"):
 		typ = "table"
-	case n.has("elements"):
+	case n.Has("elements"):
 		typ = "context"
-		if els := n.get("elements"); els.kind == 'a' {
-			for _, e := range els.vals {
-				switch e.strField("type") {
-				case "button", "static_select", "overflow", "datepicker", "users_select", "conversations_select", "channels_select", "external_select", "timepicker", "checkboxes", "radio_buttons", "workflow_button":
-					typ = "actions"
-				case "rich_text_section", "rich_text_list", "rich_text_quote", "rich_text_preformatted":
-					typ = "rich_text"
-				}
+		for _, e := range n.Get("elements").Items() {
+			et := e.GetString("type")
+			switch {
+			case et == "button" || actionElements[et] != nil:
+				typ = "actions"
+			case strings.HasPrefix(et, "rich_text_"):
+				typ = "rich_text"
 			}
 		}
-	case n.has("text") || n.has("fields") || n.has("accessory"):
+	case n.Has("text") || n.Has("fields") || n.Has("accessory"):
 		typ = "section"
-	case len(n.keys) == 0 || (len(n.keys) == 1 && n.has("block_id")):
+	case len(n.Keys) == 0 || (len(n.Keys) == 1 && n.Has("block_id")):
 		typ = "divider"
-	default:
-		typ = "unknown"
 	}
 	r.note(path, "type_inferred", "missing block type inferred as "+typ)
 	return typ
 }
 
 // blockID keeps a block_id that Slack accepts and that is not used twice.
-func (r *repairer) blockID(n *repNode, path string) string {
-	v := n.get("block_id")
-	if v == nil || v.kind == 'z' {
+func (r *repairer) blockID(n *jsonish.Value, path string) string {
+	v := n.Get("block_id")
+	if v == nil || v.Kind == jsonish.Null {
 		return ""
 	}
-	id := v.text()
+	id := v.Text()
 	switch {
-	case id == "" || utf8.RuneCountInString(id) > BlockIDMax:
-		r.note(path+".block_id", "block_id_removed", "block_id empty or longer than 255 characters")
+	case id == "" || Len(id) > BlockIDMax:
+		r.note(join(path, "block_id"), "block_id_removed", "block_id empty or longer than 255 characters")
 		return ""
 	case r.ids[id]:
-		r.note(path+".block_id", "block_id_removed", fmt.Sprintf("duplicate block_id %q", id))
+		r.note(join(path, "block_id"), "block_id_removed", fmt.Sprintf("duplicate block_id %q", id))
 		return ""
 	}
 	r.ids[id] = true
 	return id
 }
 
-// textObject repairs a text composition object. want is "mrkdwn",
-// "plain_text" (the field allows nothing else) or "" (either). It returns
-// nil when there is no text.
-func (r *repairer) textObject(v *repNode, path, want string) *slack.TextBlockObject {
-	if v == nil || v.kind == 'z' {
-		return nil
+// section rebuilds a section block: its text, fields and accessory.
+func (r *repairer) section(n *jsonish.Value, path, id string) []slack.Block {
+	if out, ok := r.payloadInText(n, path); ok {
+		return out
 	}
-	typ, txt, textPath := "", "", path
-	var emoji *bool
-	verbatim := false
-	switch v.kind {
-	case 's', 'n', 'b':
-		txt = v.text()
-		if strings.TrimSpace(txt) == "" {
-			return nil
-		}
-		typ = want
-		if typ == "" {
-			typ = slack.MarkdownType
-		}
-		r.note(path, "text_wrapped", "string wrapped in a "+typ+" text object")
-	case 'a':
-		txt = repReadable(v)
-		if strings.TrimSpace(txt) == "" {
-			return nil
-		}
-		typ = want
-		if typ == "" {
-			typ = slack.MarkdownType
-		}
-		r.note(path, "text_wrapped", "list joined into a "+typ+" text object")
-	case 'o':
-		inner := v.get("text")
-		if inner != nil && inner.kind == 'o' {
-			r.note(path, "shape_coerced", "nested text object unwrapped")
-			return r.textObject(inner, path+".text", want)
-		}
-		typ = v.strField("type")
-		textPath = path + ".text"
-		switch {
-		case inner != nil && inner.kind != 'a':
-			txt = inner.text()
-		default:
-			txt = repReadable(v)
-		}
-		if strings.TrimSpace(txt) == "" {
-			return nil
-		}
-		if e := v.get("emoji"); e != nil && e.kind == 'b' {
-			emoji = &e.b
-		}
-		if vb := v.get("verbatim"); vb != nil && vb.kind == 'b' {
-			verbatim = vb.b
-		}
-		switch typ {
-		case slack.MarkdownType, slack.PlainTextType:
-		case "":
-			typ = want
-			if typ == "" {
-				typ = slack.MarkdownType
-			}
-			r.note(path+".type", "type_inferred", "missing text type inferred as "+typ)
-		case "markdown":
-			// Written as Markdown on purpose: convert it whatever it holds.
-			r.note(path+".type", "text_type_fixed", `text type "markdown" converted to mrkdwn`)
-			if want == slack.PlainTextType {
-				return r.plainObject(PlainText(txt), emoji)
-			}
-			return &slack.TextBlockObject{Type: slack.MarkdownType, Text: r.convertMarkdown(txt, textPath, false)}
-		default:
-			fixed := want
-			if fixed == "" {
-				fixed = slack.MarkdownType
-			}
-			r.note(path+".type", "text_type_fixed", fmt.Sprintf("text type %q replaced by %s", typ, fixed))
-			typ = fixed
-		}
-	}
-	if want == slack.PlainTextType {
-		if typ == slack.MarkdownType {
-			r.note(path, "text_type_fixed", "mrkdwn where only plain_text is allowed")
-			txt = repPlainFromMrkdwn(txt, true)
-		} else if repMarkdownSignals(txt) {
-			r.note(textPath, "markdown_converted", "Markdown in plain_text rendered as plain text")
-			txt = PlainText(txt)
-		}
-		return r.plainObject(txt, emoji)
-	}
-	if typ == slack.PlainTextType {
-		return r.plainObject(txt, emoji)
-	}
-	return &slack.TextBlockObject{Type: slack.MarkdownType, Text: r.mrkdwnText(txt, textPath), Verbatim: verbatim}
-}
-
-func (r *repairer) plainObject(txt string, emoji *bool) *slack.TextBlockObject {
-	if strings.TrimSpace(txt) == "" {
-		return nil
-	}
-	return &slack.TextBlockObject{Type: slack.PlainTextType, Text: txt, Emoji: emoji}
-}
-
-// mrkdwnText repairs text written for a mrkdwn field: Markdown is converted,
-// bare &, < and > are escaped, valid mrkdwn is kept as it is. In text that
-// mixes the dialects a single-star *x* stays bold: the model was told to
-// write mrkdwn, where that is bold, and italic reads _x_ in both dialects.
-func (r *repairer) mrkdwnText(s, path string) string {
-	if repMarkdownSignals(s) {
-		return r.convertMarkdown(s, path, true)
-	}
-	out := repEscapeBare(s)
-	if out != s {
-		r.note(path, "entities_escaped", "bare &, < or > escaped")
-	}
-	return out
-}
-
-// convertMarkdown converts s with Mrkdwn. With boldStars, the writer's
-// single-star *x* (mrkdwn bold) is kept bold rather than read as Markdown
-// italic.
-func (r *repairer) convertMarkdown(s, path string, boldStars bool) string {
-	in := s
-	if boldStars {
-		in = repBoldSingleStars(s)
-	}
-	out := strings.TrimSpace(Mrkdwn(in))
-	r.note(path, "markdown_converted", "Markdown converted to mrkdwn")
-	return out
-}
-
-// section repairs a section block.
-func (r *repairer) section(n *repNode, path, id string) []slack.Block {
-	text := r.textObject(n.get("text"), path+".text", "")
+	text := r.textObject(n.Get("text"), join(path, "text"), "")
 	var fields []*slack.TextBlockObject
 	var moved []slack.Block
-	if fv := n.get("fields"); fv != nil {
-		items := []*repNode{fv}
-		itemPath := func(int) string { return path + ".fields" }
-		if fv.kind == 'a' {
-			items = fv.vals
-			itemPath = func(i int) string { return path + ".fields[" + strconv.Itoa(i) + "]" }
-		} else if fv.kind != 'z' {
-			r.note(path+".fields", "shape_coerced", "a single field where a list belongs")
+	if fv := n.Get("fields"); fv != nil && fv.Kind != jsonish.Null {
+		if fv.Kind != jsonish.Array {
+			r.note(join(path, "fields"), "shape_coerced", "a single field where a list belongs")
 		}
-		for i, item := range items {
-			f := r.textObject(item, itemPath(i), "")
+		for i, item := range fv.Items() {
+			ip := join(path, "fields")
+			if fv.Kind == jsonish.Array {
+				ip = index(ip, i)
+			}
+			f := r.textObject(item, ip, "")
 			if f == nil {
 				continue
 			}
-			if utf8.RuneCountInString(f.Text) > FieldTextMax {
-				r.note(itemPath(i), "field_moved", fmt.Sprintf("field over %d characters moved into its own section", FieldTextMax))
-				moved = append(moved, r.sections(f, "")...)
+			if Len(f.Text) > FieldTextMax {
+				r.note(ip, "field_moved", fmt.Sprintf("field over %d characters moved into its own section", FieldTextMax))
+				moved = append(moved, r.sections(f, "", ip)...)
 				continue
 			}
 			fields = append(fields, f)
@@ -295,87 +166,123 @@ func (r *repairer) section(n *repNode, path, id string) []slack.Block {
 	}
 	var accessory *slack.Accessory
 	var accText []slack.Block
-	if av := n.get("accessory"); av != nil && av.kind != 'z' {
-		accessory, accText = r.accessory(av, path+".accessory")
+	if av := n.Get("accessory"); av != nil && av.Kind != jsonish.Null {
+		accessory, accText = r.accessory(av, join(path, "accessory"))
 	}
 	if text == nil && len(fields) == 0 {
-		if len(moved) > 0 || len(accText) > 0 {
-			return append(moved, accText...)
-		}
 		if accessory != nil {
 			// A section needs text or fields: show what the accessory says.
 			r.note(path, "accessory_converted", "section with only an accessory")
-			return r.convert(n.get("accessory"), path+".accessory", "section had no text")
+			return append(moved, r.convert(n.Get("accessory"), join(path, "accessory"), "section had no text")...)
 		}
-		r.note(path, "empty_dropped", "section without text or fields")
-		return nil
+		if len(moved) == 0 && len(accText) == 0 {
+			r.note(path, "empty_dropped", "section without text or fields")
+		}
+		return append(moved, accText...)
 	}
 	var out []slack.Block
 	if text != nil {
-		secs := r.sectionsNoted(text, id, path+".text")
+		secs := r.sectionsNoted(text, id, join(path, "text"))
 		first := secs[0].(*slack.SectionBlock)
 		first.Accessory = accessory
-		if e := n.get("expand"); e != nil && e.kind == 'b' {
-			first.Expand = e.b
+		if e := n.Get("expand"); e != nil && e.Kind == jsonish.Bool {
+			first.Expand = e.Bool
 		}
 		out = append(out, secs...)
-		id = ""
+		id, accessory = "", nil
 	}
 	for i := 0; i < len(fields); i += MaxFields {
 		chunk := fields[i:min(i+MaxFields, len(fields))]
 		if i == 0 && len(out) > 0 {
-			last := out[len(out)-1].(*slack.SectionBlock)
-			last.Fields = chunk
+			out[len(out)-1].(*slack.SectionBlock).Fields = chunk
 			continue
 		}
-		if i == 0 {
-			out = append(out, &slack.SectionBlock{Type: slack.MBTSection, BlockID: id, Fields: chunk, Accessory: accessory})
-			continue
-		}
-		out = append(out, &slack.SectionBlock{Type: slack.MBTSection, Fields: chunk})
+		out = append(out, &slack.SectionBlock{Type: slack.MBTSection, BlockID: id, Fields: chunk, Accessory: accessory})
+		id, accessory = "", nil
 	}
 	if len(fields) > MaxFields {
-		r.note(path+".fields", "fields_split", fmt.Sprintf("%d fields spread over %d sections (at most %d each)", len(fields), (len(fields)+MaxFields-1)/MaxFields, MaxFields))
+		r.note(join(path, "fields"), "fields_split", fmt.Sprintf("%d fields spread over %d sections (at most %d each)", len(fields), (len(fields)+MaxFields-1)/MaxFields, MaxFields))
 	}
 	out = append(out, moved...)
 	return append(out, accText...)
 }
 
+// payloadInText reads a section whose whole text is Block Kit JSON (in a
+// ``` fence or not) as the blocks it holds: the model put its answer one
+// level too deep.
+func (r *repairer) payloadInText(n *jsonish.Value, path string) ([]slack.Block, bool) {
+	tv := n.Get("text")
+	if tv != nil && tv.Kind == jsonish.Object {
+		tv = tv.Get("text")
+	}
+	if tv == nil || tv.Kind != jsonish.String || len(n.Keys) > 3 {
+		return nil, false
+	}
+	t := strings.TrimSpace(tv.Str)
+	if t == "" || !strings.ContainsAny(t[:1], "[{`~") {
+		return nil, false
+	}
+	v, fixes, err := jsonish.Decode(t)
+	if err != nil || !isBlockPayload(v) {
+		return nil, false
+	}
+	r.note(join(path, "text"), "json_decoded", "the section's whole text is Block Kit JSON: read as its blocks")
+	r.noteFixes(join(path, "text"), fixes)
+	return r.blocks(v, join(path, "text"), 1), true
+}
+
+// isBlockPayload reports whether v is unmistakably Block Kit: a message
+// with blocks, a block of a known type, or a list of those.
+func isBlockPayload(v *jsonish.Value) bool {
+	switch v.Kind {
+	case jsonish.Object:
+		return v.Has("blocks") || v.Has("messages") || blockTypes[v.GetString("type")]
+	case jsonish.Array:
+		for _, item := range v.Vals {
+			if !isBlockPayload(item) {
+				return false
+			}
+		}
+		return len(v.Vals) > 0
+	}
+	return false
+}
+
 // sectionFromText builds a section from a text object written as a block.
-func (r *repairer) sectionFromText(n *repNode, path, id string) []slack.Block {
-	obj := &repNode{kind: 'o', keys: append([]string(nil), n.keys...), vals: append([]*repNode(nil), n.vals...)}
-	switch n.strField("type") {
+func (r *repairer) sectionFromText(n *jsonish.Value, path, id string) []slack.Block {
+	obj := n.Copy()
+	switch n.GetString("type") {
 	case slack.PlainTextType, slack.MarkdownType, "markdown":
 	default:
-		obj.set("type", &repNode{kind: 's', str: slack.MarkdownType})
+		obj.Set("type", jsonish.NewString(slack.MarkdownType))
 	}
-	obj.del("block_id")
+	obj.Del("block_id")
 	t := r.textObject(obj, path, "")
 	if t == nil {
 		r.note(path, "empty_dropped", "text block without text")
 		return nil
 	}
-	return r.sectionsNoted(t, id, path+".text")
+	return r.sectionsNoted(t, id, join(path, "text"))
 }
 
 // sectionsNoted is sections plus a Change when the text had to be split.
 func (r *repairer) sectionsNoted(t *slack.TextBlockObject, id, path string) []slack.Block {
-	out := r.sections(t, id)
+	out := r.sections(t, id, path)
 	if len(out) > 1 {
-		r.note(path, "section_split", fmt.Sprintf("%d characters continued over %d sections (at most %d each)", utf8.RuneCountInString(t.Text), len(out), SectionTextMax))
+		r.note(path, "section_split", fmt.Sprintf("%d characters continued over %d sections (at most %d each)", Len(t.Text), len(out), SectionTextMax))
 	}
 	return out
 }
 
 // sections puts text into one section, or several when it is longer than
-// SectionTextMax; the first gets id. Nothing is dropped.
-func (r *repairer) sections(t *slack.TextBlockObject, id string) []slack.Block {
-	parts := []string{t.Text}
-	if utf8.RuneCountInString(t.Text) > SectionTextMax {
-		parts = SplitMrkdwn(t.Text, SectionTextMax)
+// SectionTextMax; the first gets id. Nothing is dropped: a link too long
+// for a section is written as its label and address (see SplitMrkdwn).
+func (r *repairer) sections(t *slack.TextBlockObject, id, path string) []slack.Block {
+	if t.Type == slack.MarkdownType && Len(t.Text) > SectionTextMax && flattenTokens(t.Text, SectionTextMax-len("```\n\n```")) != t.Text {
+		r.note(path, "link_flattened", fmt.Sprintf("a link longer than a section holds (%d characters) is shown as its label and address", SectionTextMax))
 	}
-	out := make([]slack.Block, 0, len(parts))
-	for _, p := range parts {
+	var out []slack.Block
+	for _, p := range splitText(t.Text, SectionTextMax, t.Type == slack.MarkdownType) {
 		if strings.TrimSpace(p) == "" {
 			continue
 		}
@@ -383,6 +290,23 @@ func (r *repairer) sections(t *slack.TextBlockObject, id string) []slack.Block {
 		tt.Text = p
 		out = append(out, &slack.SectionBlock{Type: slack.MBTSection, BlockID: id, Text: &tt})
 		id = ""
+	}
+	return out
+}
+
+// splitText splits mrkdwn with SplitMrkdwn and plain text between words.
+func splitText(s string, max int, mrkdwn bool) []string {
+	if mrkdwn {
+		return SplitMrkdwn(s, max)
+	}
+	var out []string
+	for s != "" {
+		head, rest := cutWords(s, max)
+		if head == "" { // a first word longer than max
+			end := prefixWithin(s, max)
+			head, rest = s[:end], s[end:]
+		}
+		out, s = append(out, head), rest
 	}
 	return out
 }
@@ -396,13 +320,13 @@ func (r *repairer) textSections(s, path string) []slack.Block {
 	if strings.TrimSpace(t.Text) == "" {
 		return nil
 	}
-	return r.sections(t, "")
+	return r.sections(t, "", path)
 }
 
-// convert replaces a block Slack would reject by sections holding its
+// convert replaces a block Slack would refuse by sections holding its
 // readable text.
-func (r *repairer) convert(n *repNode, path, reason string) []slack.Block {
-	txt := repReadable(n)
+func (r *repairer) convert(n *jsonish.Value, path, reason string) []slack.Block {
+	txt := readable(n)
 	if strings.TrimSpace(txt) == "" {
 		r.note(path, "empty_dropped", reason+"; no readable text")
 		return nil
@@ -411,39 +335,31 @@ func (r *repairer) convert(n *repNode, path, reason string) []slack.Block {
 	return r.textSections(txt, path)
 }
 
-// blockAsText renders an already built block as sections of its text.
-func (r *repairer) blockAsText(b slack.Block, path string) []slack.Block {
-	txt := repBlockReadable(b)
-	if strings.TrimSpace(txt) == "" {
-		return nil
-	}
-	// The text is mrkdwn already (or plain text): only escape what is bare.
-	return r.sections(&slack.TextBlockObject{Type: slack.MarkdownType, Text: repEscapeBare(txt)}, "")
-}
-
-// header repairs a header block: plain_text, one line, at most HeaderTextMax.
-func (r *repairer) header(n *repNode, path, id string) []slack.Block {
-	tv := n.get("text")
+// header rebuilds a header block: plain_text on one line. Text over
+// HeaderTextMax continues in a bold section after it (see headerParts).
+func (r *repairer) header(n *jsonish.Value, path, id string) []slack.Block {
+	tv := n.Get("text")
 	if tv == nil {
-		tv = n.get("title")
+		tv = n.Get("title")
 	}
-	t := r.textObject(tv, path+".text", slack.PlainTextType)
+	t := r.textObject(tv, join(path, "text"), slack.PlainTextType)
 	if t == nil {
 		r.note(path, "empty_dropped", "header without text")
 		return nil
 	}
-	t.Text = strings.Join(strings.Fields(t.Text), " ")
-	t.Text = repStripWrapping(t.Text)
-	if clamped, cut := repClamp(t.Text, HeaderTextMax, false); cut {
-		r.note(path+".text", "header_clamped", fmt.Sprintf("header cut to %d characters", HeaderTextMax))
-		t.Text = clamped
+	head, rest := headerParts(stripWrapping(collapseSpaces(t.Text)))
+	t.Text = head
+	out := []slack.Block{&slack.HeaderBlock{Type: slack.MBTHeader, BlockID: id, Text: t}}
+	if rest != "" {
+		r.note(join(path, "text"), "header_split", fmt.Sprintf("header over %d characters: the rest continues in a section after it", HeaderTextMax))
+		out = append(out, r.sections(&slack.TextBlockObject{Type: slack.MarkdownType, Text: rest}, "", join(path, "text"))...)
 	}
-	return []slack.Block{&slack.HeaderBlock{Type: slack.MBTHeader, BlockID: id, Text: t}}
+	return out
 }
 
-// repStripWrapping removes formatting markers wrapping a whole plain text
+// stripWrapping removes formatting markers wrapping a whole plain text
 // ("*Summary*"), which a header would show literally.
-func repStripWrapping(s string) string {
+func stripWrapping(s string) string {
 	for _, m := range []string{"**", "__", "*", "_", "~"} {
 		if len(s) > 2*len(m) && strings.HasPrefix(s, m) && strings.HasSuffix(s, m) && !strings.Contains(s[len(m):len(s)-len(m)], m) {
 			return strings.TrimSpace(s[len(m) : len(s)-len(m)])
@@ -452,104 +368,190 @@ func repStripWrapping(s string) string {
 	return s
 }
 
-// context repairs a context block: text and image elements, at most
-// MaxContextElements per block, texts at most ContextTextMax.
-func (r *repairer) context(n *repNode, path, id string) []slack.Block {
-	ev := n.get("elements")
-	items, epath := []*repNode(nil), path+".elements"
+// context rebuilds a context block: text and image elements, at most
+// MaxContextElements a block. A text over ContextTextMax continues in the
+// next context block, and the elements after it follow it there.
+func (r *repairer) context(n *jsonish.Value, path, id string) []slack.Block {
+	ev := n.Get("elements")
+	items, epath := ev.Items(), join(path, "elements")
 	switch {
-	case ev != nil && ev.kind == 'a':
-		items = ev.vals
-	case ev != nil && ev.kind != 'z':
-		items = []*repNode{ev}
+	case ev != nil && ev.Kind != jsonish.Array && ev.Kind != jsonish.Null:
 		r.note(epath, "shape_coerced", "a single element where a list belongs")
-	case n.has("text"):
-		items = []*repNode{n.get("text")}
-		epath = path + ".text"
+	case len(items) == 0 && n.Has("text"):
+		items, epath = []*jsonish.Value{n.Get("text")}, join(path, "text")
 		r.note(path, "shape_coerced", "context text moved into elements")
 	}
-	var els []slack.MixedElement
+	var (
+		out   []slack.Block
+		cur   []slack.MixedElement
+		count int
+	)
+	end := func() {
+		if len(cur) > 0 {
+			out = append(out, &slack.ContextBlock{Type: slack.MBTContext, BlockID: id, ContextElements: slack.ContextElements{Elements: cur}})
+			cur, id = nil, ""
+		}
+	}
+	push := func(e slack.MixedElement) {
+		if len(cur) == MaxContextElements {
+			end()
+		}
+		cur = append(cur, e)
+		count++
+	}
 	for i, item := range items {
 		ip := epath
-		if ev != nil && ev.kind == 'a' {
-			ip = epath + "[" + strconv.Itoa(i) + "]"
+		if ev != nil && ev.Kind == jsonish.Array {
+			ip = index(epath, i)
 		}
-		et := item.strField("type")
-		if item.kind == 'o' && (et == "image" || (et == "" && (item.has("image_url") || item.has("slack_file")))) {
-			if img := r.imageElement(item, ip); img != nil {
-				els = append(els, img)
-				continue
-			}
-			r.note(ip, "element_converted", "image element without a usable image_url kept as text")
-		} else if item.kind != 'o' || et == "" || et == slack.MarkdownType || et == slack.PlainTextType || et == "markdown" {
-			if t := r.textObject(item, ip, ""); t != nil {
-				els = append(els, r.clampContext(t, ip))
-			}
-			continue
-		} else {
-			r.note(ip, "element_converted", fmt.Sprintf("%q element is not allowed in context; kept as text", et))
-		}
-		if txt := repReadable(item); strings.TrimSpace(txt) != "" {
-			t := &slack.TextBlockObject{Type: slack.MarkdownType, Text: r.mrkdwnText(txt, ip)}
-			if strings.TrimSpace(t.Text) != "" {
-				els = append(els, r.clampContext(t, ip))
+		for _, t := range r.contextElement(item, ip) {
+			switch t := t.(type) {
+			case *slack.TextBlockObject:
+				pieces := splitText(t.Text, ContextTextMax, t.Type == slack.MarkdownType)
+				if len(pieces) > 1 {
+					r.note(ip, "context_text_split", fmt.Sprintf("context text over %d characters continues in the next context block", ContextTextMax))
+				}
+				for k, p := range pieces {
+					if k > 0 {
+						end()
+					}
+					tt := *t
+					tt.Text = p
+					push(&tt)
+				}
+			default:
+				push(t)
 			}
 		}
 	}
-	if len(els) == 0 {
+	end()
+	if len(out) == 0 {
 		r.note(path, "empty_dropped", "context without elements")
-		return nil
 	}
-	var out []slack.Block
-	for i := 0; i < len(els); i += MaxContextElements {
-		chunk := els[i:min(i+MaxContextElements, len(els))]
-		out = append(out, &slack.ContextBlock{Type: slack.MBTContext, BlockID: id, ContextElements: slack.ContextElements{Elements: chunk}})
-		id = ""
-	}
-	if len(out) > 1 {
-		r.note(path+".elements", "context_split", fmt.Sprintf("%d elements spread over %d context blocks (at most %d each)", len(els), len(out), MaxContextElements))
+	if count > MaxContextElements {
+		r.note(epath, "context_split", fmt.Sprintf("%d elements spread over %d context blocks (at most %d each)", count, len(out), MaxContextElements))
 	}
 	return out
 }
 
-func (r *repairer) clampContext(t *slack.TextBlockObject, path string) *slack.TextBlockObject {
-	if clamped, cut := repClamp(t.Text, ContextTextMax, t.Type == slack.MarkdownType); cut {
-		r.note(path, "context_clamped", fmt.Sprintf("context text cut to %d characters", ContextTextMax))
-		t.Text = clamped
+// contextElement rebuilds one element of a context block: an image (with
+// the rest of an alt text too long for it), or a text object (anything
+// else is kept as its text).
+func (r *repairer) contextElement(item *jsonish.Value, path string) []slack.MixedElement {
+	et := item.GetString("type")
+	switch {
+	case item.Kind == jsonish.Object && (et == "image" || et == "" && (item.Has("image_url") || item.Has("slack_file"))):
+		if img, rest := r.imageElement(item, path); img != nil {
+			if rest != "" {
+				return []slack.MixedElement{img, &slack.TextBlockObject{Type: slack.MarkdownType, Text: rest}}
+			}
+			return []slack.MixedElement{img}
+		}
+		r.note(path, "element_converted", "image element without a usable image_url kept as text")
+	case item.Kind != jsonish.Object || et == "" || et == slack.MarkdownType || et == slack.PlainTextType || et == "markdown":
+		if t := r.textObject(item, path, ""); t != nil {
+			return []slack.MixedElement{t}
+		}
+		return nil
+	default:
+		r.note(path, "element_converted", fmt.Sprintf("%q element is not allowed in context; kept as text", et))
 	}
-	return t
+	txt := r.mrkdwnText(readable(item), path)
+	if strings.TrimSpace(txt) == "" {
+		return nil
+	}
+	return []slack.MixedElement{&slack.TextBlockObject{Type: slack.MarkdownType, Text: txt}}
 }
 
 // markdownBlock converts a markdown block with the same conversion as
 // report_content, so an answer renders the same whichever way it came.
-func (r *repairer) markdownBlock(n *repNode, path string) []slack.Block {
-	txt := n.strField("text")
+func (r *repairer) markdownBlock(n *jsonish.Value, path string) []slack.Block {
+	txt := n.GetString("text")
 	if txt == "" {
-		txt = repReadable(n)
+		txt = readable(n)
 	}
 	if strings.TrimSpace(txt) == "" {
 		r.note(path, "empty_dropped", "markdown block without text")
 		return nil
 	}
 	r.note(path, "markdown_block_converted", "markdown block converted to mrkdwn blocks")
-	var out []slack.Block
-	for _, m := range FromMarkdown(txt) {
-		out = append(out, m.Blocks...)
-	}
-	return out
+	return r.markdownBlocks(txt)
 }
 
-// passthrough keeps a block type Repair does not rebuild (rich_text,
-// video) when slack-go can read it; the caller's Validate decides the rest.
-func (r *repairer) passthrough(n *repNode, path, id string) []slack.Block {
-	n.del("block_id")
+// richText keeps a rich_text block Slack accepts as it is; one with no
+// text is dropped, and one Slack would refuse becomes a section of its text.
+func (r *repairer) richText(n *jsonish.Value, path, id string) []slack.Block {
+	if strings.TrimSpace(readable(n)) == "" {
+		r.note(path, "empty_dropped", "rich_text without text")
+		return nil
+	}
+	if problem := richTextProblem(n); problem != "" {
+		return r.convert(n, path, "rich_text "+problem)
+	}
+	return r.passthrough(n, path, id)
+}
+
+// richTextElements are the parts a rich_text block is made of, and
+// richTextLeaves what their elements are.
+var (
+	richTextElements = map[string]bool{"rich_text_section": true, "rich_text_list": true, "rich_text_quote": true, "rich_text_preformatted": true}
+	richTextLeaves   = map[string]string{"text": "text", "link": "url", "user": "user_id", "channel": "channel_id",
+		"usergroup": "usergroup_id", "emoji": "name", "broadcast": "range", "date": "timestamp", "color": "value"}
+)
+
+// richTextProblem says what in a rich_text block Slack would refuse, or "".
+func richTextProblem(n *jsonish.Value) string {
+	els := n.Get("elements")
+	if els == nil || els.Kind != jsonish.Array || len(els.Vals) == 0 {
+		return "without elements"
+	}
+	for _, e := range els.Vals {
+		typ := e.GetString("type")
+		if !richTextElements[typ] {
+			return fmt.Sprintf("with a %q element", typ)
+		}
+		inner := e.Get("elements")
+		if inner == nil || inner.Kind != jsonish.Array || len(inner.Vals) == 0 {
+			return "with an empty " + typ
+		}
+		for _, leaf := range inner.Vals {
+			if typ == "rich_text_list" {
+				if leaf.GetString("type") != "rich_text_section" {
+					return "with a list item that is not a rich_text_section"
+				}
+				continue
+			}
+			need, ok := richTextLeaves[leaf.GetString("type")]
+			if !ok {
+				return fmt.Sprintf("with a %q element in a %s", leaf.GetString("type"), typ)
+			}
+			if v := leaf.Get(need); v == nil || v.Text() == "" {
+				return fmt.Sprintf("with a %s element without %s", leaf.GetString("type"), need)
+			}
+		}
+	}
+	return ""
+}
+
+// passthrough keeps a block that Repair does not rebuild, as slack-go reads
+// it; Validate decides the rest.
+func (r *repairer) passthrough(n *jsonish.Value, path, id string) []slack.Block {
+	n = n.Copy()
+	n.Del("block_id")
 	if id != "" {
-		n.set("block_id", &repNode{kind: 's', str: id})
+		n.Set("block_id", jsonish.NewString(id))
 	}
 	var blocks slack.Blocks
-	data := append(append([]byte{'['}, n.marshal()...), ']')
+	data := append(append([]byte{'['}, n.Marshal()...), ']')
 	if err := json.Unmarshal(data, &blocks); err != nil || len(blocks.BlockSet) != 1 {
-		return r.convert(n, path, fmt.Sprintf("unreadable %s block", n.strField("type")))
+		return r.convert(n, path, fmt.Sprintf("unreadable %s block", n.GetString("type")))
 	}
 	return blocks.BlockSet
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
 }

@@ -38,7 +38,7 @@ var repairCases = []repairCase{
 	{
 		name:     "Markdown in mrkdwn text is converted",
 		messages: `[{"blocks":[{"type":"section","text":{"type":"mrkdwn","text":"# Result\n**bold**, [docs](https://d.io) and ~~old~~"}}]}]`,
-		want:     `[{"text":"Result\n\nbold, docs and old","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"*Result*\n\n*bold*, <https://d.io|docs> and ~old~"}}]}]`,
+		want:     `[{"text":"Result bold, docs and old","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"*Result*\n\n*bold*, <https://d.io|docs> and ~old~"}}]}]`,
 		changes:  []string{"messages[0].blocks[0].text.text markdown_converted"},
 	},
 	{
@@ -56,7 +56,7 @@ var repairCases = []repairCase{
 	{
 		name:     "bare &, < and > are escaped, Slack tokens kept",
 		messages: `[{"blocks":[{"type":"section","text":{"type":"mrkdwn","text":"if a < b && c > d then <@U123ABC>"}}]}]`,
-		want:     `[{"text":"if a &lt; b &amp;&amp; c &gt; d then <@U123ABC>","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"if a &lt; b &amp;&amp; c &gt; d then <@U123ABC>"}}]}]`,
+		want:     `[{"text":"if a &lt; b &amp;&amp; c &gt; d then @U123ABC","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"if a &lt; b &amp;&amp; c &gt; d then <@U123ABC>"}}]}]`,
 		changes:  []string{"messages[0].blocks[0].text.text entities_escaped"},
 	},
 	{
@@ -116,13 +116,13 @@ var repairCases = []repairCase{
 	{
 		name:     "an unknown block type becomes a section with its readable text",
 		messages: `[{"blocks":[{"type":"callout","icon":"warning","title":"Heads up","body":"Deploys are **frozen** today"}]}]`,
-		want:     `[{"text":"Heads up\nDeploys are frozen today","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"Heads up\nDeploys are *frozen* today"}}]}]`,
+		want:     `[{"text":"Heads up Deploys are frozen today","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"Heads up\nDeploys are *frozen* today"}}]}]`,
 		changes:  []string{"messages[0].blocks[0] block_converted", "messages[0].blocks[0] markdown_converted"},
 	},
 	{
 		name:     "an image without image_url becomes a section with its title and alt text",
 		messages: `[{"blocks":[{"type":"image","alt_text":"chart","title":{"type":"plain_text","text":"Q3 revenue"}}]}]`,
-		want:     `[{"text":"chart\nQ3 revenue","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"chart\nQ3 revenue"}}]}]`,
+		want:     `[{"text":"chart Q3 revenue","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"chart\nQ3 revenue"}}]}]`,
 		changes:  []string{"messages[0].blocks[0] block_converted"},
 	},
 	{
@@ -134,13 +134,13 @@ var repairCases = []repairCase{
 	{
 		name:     "a button without text becomes a link; duplicate action_ids are renamed",
 		messages: `[{"blocks":[{"type":"actions","elements":[{"type":"button","url":"https://x.io/run"},{"type":"button","text":"Open run","url":"https://x.io/run","action_id":"open"},{"type":"button","text":"Again","action_id":"open"}]}]}]`,
-		want: `[{"text":"Open run\nAgain\nhttps://x.io/run","blocks":[
+		want: `[{"text":"Open run Again https://x.io/run","blocks":[
 			{"type":"actions","elements":[
 				{"type":"button","text":{"type":"plain_text","text":"Open run"},"action_id":"open","url":"https://x.io/run"},
 				{"type":"button","text":{"type":"plain_text","text":"Again"},"action_id":"open-2"}]},
 			{"type":"section","text":{"type":"mrkdwn","text":"<https://x.io/run>"}}]}]`,
 		changes: []string{"messages[0].blocks[0].elements[0] element_converted", "messages[0].blocks[0].elements[1].text text_wrapped",
-			"messages[0].blocks[0].elements[2].text text_wrapped", "messages[0].blocks[0].elements[2].action_id action_id_changed"},
+			"messages[0].blocks[0].elements[2].action_id action_id_changed", "messages[0].blocks[0].elements[2].text text_wrapped"},
 	},
 	{
 		name:     "a context element that is not text or image becomes text",
@@ -151,7 +151,7 @@ var repairCases = []repairCase{
 	{
 		name:     "more than 10 fields continue in another section",
 		messages: `[{"blocks":[{"type":"section","text":{"type":"mrkdwn","text":"Stats"},"fields":[` + fieldsJSON(1, 12) + `]}]}]`,
-		want: `[{"text":"Stats\n1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12","blocks":[
+		want: `[{"text":"Stats 1 2 3 4 5 6 7 8 9 10 11 12","blocks":[
 			{"type":"section","text":{"type":"mrkdwn","text":"Stats"},"fields":[` + fieldsJSON(1, 10) + `]},
 			{"type":"section","fields":[` + fieldsJSON(11, 12) + `]}]}]`,
 		changes: []string{"messages[0].blocks[0].fields fields_split"},
@@ -167,7 +167,7 @@ var repairCases = []repairCase{
 	{
 		name:     "more than 10 context elements continue in another context block",
 		messages: `[{"blocks":[{"type":"context","elements":[` + contextJSON("abcdefghijk") + `]}]}]`,
-		want: `[{"text":"a\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk","blocks":[
+		want: `[{"text":"a b c d e f g h i j k","blocks":[
 			{"type":"context","elements":[` + contextJSON("abcdefghij") + `]},
 			{"type":"context","elements":[` + contextJSON("k") + `]}]}]`,
 		changes: []string{"messages[0].blocks[0].elements context_split"},
@@ -181,39 +181,41 @@ var repairCases = []repairCase{
 		changes: []string{"messages[0].blocks[0].text section_split"},
 	},
 	{
-		name:     "header text is cut to 150 characters at a word",
+		name:     "header text over 150 characters is cut at a word and continues in a bold section after the header",
 		messages: `[{"blocks":[{"type":"header","text":{"type":"plain_text","text":"` + strings.Repeat("Release ", 25) + `"}}]}]`,
-		want:     `[{"text":"` + strings.Repeat("Release ", 17) + `Release…","blocks":[{"type":"header","text":{"type":"plain_text","text":"` + strings.Repeat("Release ", 17) + `Release…"}}]}]`,
-		changes:  []string{"messages[0].blocks[0].text header_clamped"},
+		want: `[{"text":"*","blocks":[{"type":"header","text":{"type":"plain_text","text":"` + strings.Repeat("Release ", 17) + `Release…"}},
+			{"type":"section","text":{"type":"mrkdwn","text":"*…` + strings.Repeat("Release ", 6) + `Release*"}}]}]`,
+		changes: []string{"messages[0].blocks[0].text header_split"},
 	},
 	{
-		name:     "context text is cut to 2000 characters at a word",
-		messages: `[{"blocks":[{"type":"context","elements":[{"type":"mrkdwn","text":"` + strings.Repeat("note ", 420) + `"}]}]}]`,
-		want:     `[{"text":"*","blocks":[{"type":"context","elements":[{"type":"mrkdwn","text":"` + strings.Repeat("note ", 399) + `note…"}]}]}]`,
-		changes:  []string{"messages[0].blocks[0].elements[0] context_clamped"},
+		name:     "context text over 2000 characters continues in the next context block, with the elements after it",
+		messages: `[{"blocks":[{"type":"context","elements":[{"type":"mrkdwn","text":"` + strings.Repeat("note ", 420) + `"},{"type":"plain_text","text":"after"}]}]}]`,
+		want: `[{"text":"*","blocks":[{"type":"context","elements":[{"type":"mrkdwn","text":"` + strings.Repeat("note ", 399) + `note"}]},
+			{"type":"context","elements":[{"type":"mrkdwn","text":"` + strings.Repeat("note ", 19) + `note"},{"type":"plain_text","text":"after"}]}]}]`,
+		changes: []string{"messages[0].blocks[0].elements[0] context_text_split"},
 	},
 	{
 		name:     "more than 50 blocks are split over messages",
 		messages: `[{"blocks":[` + x52 + `]}]`,
-		want:     `[{"text":"*","blocks":[` + x50 + `]},{"text":"x\nx","blocks":[` + x2 + `]}]`,
+		want:     `[{"text":"*","blocks":[` + x50 + `]},{"text":"x x","blocks":[` + x2 + `]}]`,
 		changes:  []string{"messages[0] message_split"},
 	},
 	{
 		name:     "a duplicate block_id is removed",
 		messages: `[{"blocks":[{"type":"section","block_id":"s1","text":{"type":"mrkdwn","text":"a"}},{"type":"section","block_id":"s1","text":{"type":"mrkdwn","text":"b"}}]}]`,
-		want:     `[{"text":"a\nb","blocks":[{"type":"section","block_id":"s1","text":{"type":"mrkdwn","text":"a"}},{"type":"section","text":{"type":"mrkdwn","text":"b"}}]}]`,
+		want:     `[{"text":"a b","blocks":[{"type":"section","block_id":"s1","text":{"type":"mrkdwn","text":"a"}},{"type":"section","text":{"type":"mrkdwn","text":"b"}}]}]`,
 		changes:  []string{"messages[0].blocks[1].block_id block_id_removed"},
 	},
 	{
 		name:     "a markdown block is converted like report_content",
 		messages: `[{"blocks":[{"type":"markdown","text":"**Hi** there\n\n- one\n- two"}]}]`,
-		want:     `[{"text":"Hi there\n\n• one\n• two","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"*Hi* there\n\n• one\n• two"}}]}]`,
+		want:     `[{"text":"Hi there • one • two","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"*Hi* there\n\n• one\n• two"}}]}]`,
 		changes:  []string{"messages[0].blocks[0] markdown_block_converted"},
 	},
 	{
 		name:     "table cells become raw_text and short rows are padded",
 		messages: `[{"blocks":[{"type":"table","rows":[["Name","Count"],["a",1],["b"]]}]}]`,
-		want: `[{"text":"Name\nCount\na\n1\nb","blocks":[{"type":"table","rows":[
+		want: `[{"text":"Name Count a 1 b","blocks":[{"type":"table","rows":[
 			[{"type":"raw_text","text":"Name"},{"type":"raw_text","text":"Count"}],
 			[{"type":"raw_text","text":"a"},{"type":"raw_text","text":"1"}],
 			[{"type":"raw_text","text":"b"},{"type":"raw_text","text":" "}]]}]}]`,
@@ -222,13 +224,13 @@ var repairCases = []repairCase{
 	{
 		name:     "a bare array of blocks is one message",
 		messages: `[{"type":"section","text":{"type":"mrkdwn","text":"one"}},{"type":"section","text":{"type":"mrkdwn","text":"two"}}]`,
-		want:     `[{"text":"one\ntwo","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"one"}},{"type":"section","text":{"type":"mrkdwn","text":"two"}}]}]`,
+		want:     `[{"text":"one two","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"one"}},{"type":"section","text":{"type":"mrkdwn","text":"two"}}]}]`,
 		changes:  []string{"messages[0] blocks_wrapped"},
 	},
 	{
 		name:     "an untyped block in a bare list of blocks is a section of the same message",
 		messages: `[{"type":"header","text":{"type":"plain_text","text":"Report"}},{"text":{"type":"mrkdwn","text":"body"}}]`,
-		want:     `[{"text":"Report\nbody","blocks":[{"type":"header","text":{"type":"plain_text","text":"Report"}},{"type":"section","text":{"type":"mrkdwn","text":"body"}}]}]`,
+		want:     `[{"text":"Report body","blocks":[{"type":"header","text":{"type":"plain_text","text":"Report"}},{"type":"section","text":{"type":"mrkdwn","text":"body"}}]}]`,
 		changes:  []string{"messages[0] blocks_wrapped", "messages[1] type_inferred"},
 	},
 	{
@@ -244,9 +246,9 @@ var repairCases = []repairCase{
 		changes:  []string{"messages shape_coerced"},
 	},
 	{
-		name:     "nested messages are unwrapped; plain_text is kept as written",
+		name:     "nested messages are unwrapped; plain_text is kept as written and escaped in the notification",
 		messages: `{"messages":[{"blocks":[{"type":"section","text":{"type":"plain_text","text":"a < b","emoji":true}}]}]}`,
-		want:     `[{"text":"a < b","blocks":[{"type":"section","text":{"type":"plain_text","text":"a < b","emoji":true}}]}]`,
+		want:     `[{"text":"a &lt; b","blocks":[{"type":"section","text":{"type":"plain_text","text":"a < b","emoji":true}}]}]`,
 		changes:  []string{"messages shape_coerced"},
 	},
 	{
@@ -264,7 +266,7 @@ var repairCases = []repairCase{
 	{
 		name:     "the words of truncated JSON are kept",
 		messages: `[{"blocks":[{"type":"section","text":{"type":"mrkdwn","text":"first part"}},{"type":"section","text":"second part that was cu`,
-		want:     `[{"text":"first part\n\nsecond part that was cu","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"first part\n\nsecond part that was cu"}}]}]`,
+		want:     `[{"text":"first part second part that was cu","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"first part\n\nsecond part that was cu"}}]}]`,
 		changes:  []string{"messages json_invalid"},
 	},
 	{
@@ -417,7 +419,7 @@ func TestRepairReport(t *testing.T) {
 			}
 			var texts []string
 			for _, b := range msgs[0].Blocks {
-				texts = append(texts, repBlockReadable(b))
+				texts = append(texts, blockReadable(b))
 			}
 			if !strings.Contains(strings.Join(texts, "\n"), tc.want) {
 				t.Errorf("first message reads %q, want it to contain %q", texts, tc.want)
@@ -451,7 +453,7 @@ func TestRepairTextHelpers(t *testing.T) {
 	t.Run("clamp never ends inside a token or an entity", func(t *testing.T) {
 		s := "see <https://example.com/a|the link> now &amp; then"
 		for max := 2; max < len(s); max++ {
-			got, _ := repClamp(s, max, true)
+			got, _ := clampText(s, max, true)
 			if n := len([]rune(got)); n > max {
 				t.Fatalf("clamp(%d) = %q: %d characters", max, got, n)
 			}
@@ -461,9 +463,9 @@ func TestRepairTextHelpers(t *testing.T) {
 			}
 		}
 	})
-	t.Run("plain text of mrkdwn keeps labels and mentions", func(t *testing.T) {
-		got := repPlainFromMrkdwn("*Done* by <@U1ABC> in <https://x.io|the run> ~old~ snake_case_name", false)
-		want := "Done by <@U1ABC> in the run old snake_case_name"
+	t.Run("plain text of mrkdwn keeps labels, names mentions and keeps a lone tilde", func(t *testing.T) {
+		got := mrkdwnPlain("*Done* by <@U1ABC> in <https://x.io|the run> ~old~ snake_case_name in ~5 min &amp; &lt;3")
+		want := "Done by @U1ABC in the run old snake_case_name in ~5 min & <3"
 		if got != want {
 			t.Errorf("got %q, want %q", got, want)
 		}
@@ -482,8 +484,8 @@ func TestRepairTextHelpers(t *testing.T) {
 			"| a | b |\n|---|---|\n| 1 | 2 |":      true,
 			"Title\n---":                           false,
 		} {
-			if got := repMarkdownSignals(s); got != want {
-				t.Errorf("repMarkdownSignals(%q) = %v, want %v", s, got, want)
+			if got := markdownSignals(s); got != want {
+				t.Errorf("markdownSignals(%q) = %v, want %v", s, got, want)
 			}
 		}
 	})

@@ -5,17 +5,19 @@ import (
 	"unicode/utf8"
 )
 
-// SplitMrkdwn splits mrkdwn text into pieces of at most max characters
-// (runes), so each fits one text object. It cuts at a paragraph break where
-// one falls in the second half of the allowance, else at a line break, else
-// between words, and only then anywhere; a cut never falls inside an &entity;,
-// a <…> link or mention token, or an inline `code` span. A ``` block that has
-// to be cut is closed at the end of one piece and reopened at the start of the
-// next, at a line break of the code where possible, so every piece renders on
-// its own. Only whitespace at the cuts is dropped: the pieces together hold
-// every word of text. Text already within max comes back as the only piece;
-// empty text gives none. A max below 16 leaves no room for structure, and text
-// is then cut every max runes.
+// SplitMrkdwn splits mrkdwn text into pieces of at most max units (see Len),
+// so each fits one text object. It cuts at a paragraph break where one falls
+// in the second half of the allowance, else at a line break, else between
+// words, and only then anywhere; a cut never falls inside an &entity;, a <…>
+// link or mention token, or an inline `code` span. A token too long to fit a
+// piece at all is written as the text it reads as (a link as its label and
+// its address) and split as text: a cut inside it would leave a broken token.
+// A ``` block that has to be cut is closed at the end of one piece and
+// reopened at the start of the next, at a line break of the code where
+// possible, so every piece renders on its own. Only whitespace at the cuts is
+// dropped: the pieces together hold every word of text. Text already within
+// max comes back as the only piece; empty text gives none. A max below 16
+// leaves no room for structure, and text is then cut every max units.
 func SplitMrkdwn(text string, max int) []string {
 	if text == "" {
 		return nil
@@ -23,12 +25,17 @@ func SplitMrkdwn(text string, max int) []string {
 	if max < 1 {
 		max = 1
 	}
-	if charCount(text) <= max {
+	if Len(text) <= max {
 		return []string{text}
 	}
 	if max < 16 {
-		return chunkRunes(text, max)
+		return chunkUnits(flattenTokens(text, 0), max)
 	}
+	limit := max
+	if strings.Contains(text, "```") {
+		limit -= len("```\n\n```") // the fences a piece inside code adds
+	}
+	text = flattenTokens(text, limit)
 	var pieces []string
 	reopen := false // the piece starts inside a code block: prefix "```\n"
 	for i := 0; i < len(text); {
@@ -75,14 +82,14 @@ const (
 	cutPara
 )
 
-// cut is a place to end a piece: before text[pos], after runes runes of it.
+// cut is a place to end a piece: before text[pos], after runes units of it.
 // code means it is inside a ``` block, which the piece must close.
 type cut struct {
 	pos, runes, kind int
 	code             bool
 }
 
-// findCut scans text from start for the best cut within budget runes, or
+// findCut scans text from start for the best cut within budget units, or
 // reports that the rest fits. inCode says whether start is inside a ``` block.
 func findCut(text string, start, budget int, inCode bool) (cut, bool) {
 	var best [cutPara + 1]cut // by kind; pos 0 means none
@@ -118,7 +125,7 @@ func findCut(text string, start, budget int, inCode bool) (cut, bool) {
 		if runes >= budget {
 			break
 		}
-		width := 1 // runes the next atom takes
+		width := 1 // units the next atom takes
 		next := j + 1
 		switch {
 		case c == '`' && strings.HasPrefix(text[j:], "```"):
@@ -132,17 +139,18 @@ func findCut(text string, start, budget int, inCode bool) (cut, bool) {
 			inSpan = !inSpan
 		case c == '\n':
 			inSpan = false
-		case c == '<' && !inCode:
+		case c == '<':
+			// Slack reads tokens inside code too.
 			if k := tokenEnd(text, j); k > 0 {
-				next, width = k, utf8.RuneCountInString(text[j:k])
+				next, width = k, Len(text[j:k])
 			}
 		case c == '&':
 			if k := entityEnd(text, j); k > 0 {
 				next, width = k, k-j
 			}
 		case c >= utf8.RuneSelf:
-			_, size := utf8.DecodeRuneInString(text[j:])
-			next = j + size
+			r, size := utf8.DecodeRuneInString(text[j:])
+			next, width = j+size, runeLen(r)
 		}
 		if runes+width > budget {
 			break
@@ -175,12 +183,12 @@ func findCut(text string, start, budget int, inCode bool) (cut, bool) {
 	if inCode {
 		limit -= 4 // room to close the code block
 	}
-	pos := start
-	for n := 0; n < limit && pos < len(text); n++ {
-		_, size := utf8.DecodeRuneInString(text[pos:])
+	pos := start + prefixWithin(text[start:], limit)
+	if pos == start {
+		_, size := utf8.DecodeRuneInString(text[start:])
 		pos += size
 	}
-	return cut{pos: max(pos, start+1), kind: cutHard, code: inCode}, false
+	return cut{pos: pos, kind: cutHard, code: inCode}, false
 }
 
 // tokenEnd returns the index just past the <…> token starting at text[j], or
@@ -215,18 +223,62 @@ func entityEnd(text string, j int) int {
 	return 0
 }
 
-// chunkRunes cuts text every max runes.
-func chunkRunes(text string, max int) []string {
+// chunkUnits cuts text every max units.
+func chunkUnits(text string, max int) []string {
 	var pieces []string
 	for len(text) > 0 {
-		end, n := 0, 0
-		for end < len(text) && n < max {
-			_, size := utf8.DecodeRuneInString(text[end:])
-			end += size
-			n++
+		end := prefixWithin(text, max)
+		if end == 0 {
+			_, end = utf8.DecodeRuneInString(text)
 		}
 		pieces = append(pieces, text[:end])
 		text = text[end:]
 	}
 	return pieces
+}
+
+// flattenTokens rewrites each <…> token in text longer than max units as
+// the text it reads as: a link as "label (address)", or its address alone,
+// anything else as readableToken shows it. The address keeps its escapes
+// (&amp;), so the result is still valid mrkdwn.
+func flattenTokens(text string, max int) string {
+	if strings.IndexByte(text, '<') < 0 || len(text) <= max {
+		return text
+	}
+	var b strings.Builder
+	last := 0
+	for j := strings.IndexByte(text, '<'); j >= 0 && j < len(text); {
+		k := tokenEnd(text, j)
+		if k == 0 {
+			j++
+		} else if Len(text[j:k]) <= max {
+			j = k
+		} else {
+			b.WriteString(text[last:j])
+			b.WriteString(tokenText(text[j+1 : k-1]))
+			last, j = k, k
+		}
+		next := strings.IndexByte(text[j:], '<')
+		if next < 0 {
+			break
+		}
+		j += next
+	}
+	if last == 0 {
+		return text
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+// tokenText is the body of a <…> token written as plain mrkdwn text.
+func tokenText(body string) string {
+	head, label, hasLabel := strings.Cut(body, "|")
+	if strings.HasPrefix(head, "@") || strings.HasPrefix(head, "#") || strings.HasPrefix(head, "!") {
+		return readableToken(body)
+	}
+	if !hasLabel || label == head {
+		return head
+	}
+	return label + " (" + head + ")"
 }

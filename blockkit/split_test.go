@@ -31,9 +31,15 @@ func TestSplitMrkdwn(t *testing.T) {
 		{"a link token is never cut",
 			"see the <https://example.com/a b|the label> here", 40,
 			[]string{"see the", "<https://example.com/a b|the label> here"}},
-		{"a token longer than the limit is cut, as nothing else fits",
+		{"a link longer than a piece is written as its label and address, never cut inside its token",
 			"<https://example.com/long/path|label>", 20,
-			[]string{"<https://example.com", "/long/path|label>"}},
+			[]string{"label", "(https://example.com", "/long/path)"}},
+		{"a link longer than a piece next to text keeps every word and leaves no stray bracket",
+			"see <https://example.com/a/very/long/path?x=1&amp;y=2|the report> now", 30,
+			[]string{"see the report", "(https://example.com/a/very/lo", "ng/path?x=1&amp;y=2) now"}},
+		{"an emoji counts as two UTF-16 units",
+			"😀😀😀😀😀😀😀😀 😀😀😀😀😀😀😀😀", 20,
+			[]string{"😀😀😀😀😀😀😀😀", "😀😀😀😀😀😀😀😀"}},
 		{"a mention is never cut",
 			"hello there <@U12345678|somebody> x", 24,
 			[]string{"hello there", "<@U12345678|somebody> x"}},
@@ -64,7 +70,7 @@ func TestSplitMrkdwn(t *testing.T) {
 				t.Errorf("SplitMrkdwn(%q, %d)\n got: %q\nwant: %q", tc.in, tc.max, got, tc.want)
 			}
 			for _, p := range got {
-				if n := charCount(p); n > tc.max {
+				if n := Len(p); n > tc.max {
 					t.Errorf("piece %q is %d runes, over %d", p, n, tc.max)
 				}
 			}
@@ -90,7 +96,7 @@ func TestSplitMrkdwnKeepsStructure(t *testing.T) {
 		pieces := SplitMrkdwn(text, max)
 		var words []string
 		for _, p := range pieces {
-			if n := charCount(p); n > max {
+			if n := Len(p); n > max {
 				t.Fatalf("max %d: piece of %d runes", max, n)
 			}
 			if strings.Count(p, "```")%2 != 0 {

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"cmp"
 	"html"
+	"slices"
 	"strings"
-	"unicode"
 
+	"github.com/rivo/uniseg"
 	"github.com/slack-go/slack"
 	"github.com/yuin/goldmark/ast"
 	east "github.com/yuin/goldmark/extension/ast"
@@ -22,7 +23,9 @@ import (
 // message, and the text around a table keeps its order. A table that does not
 // fit, and every table in Mrkdwn (a text object cannot hold a block), becomes
 // a code block with aligned columns: monospace keeps the columns readable and
-// no pipe characters are left for Slack to show raw.
+// no pipe characters are left for Slack to show raw. Columns too wide for a
+// code block are wrapped, and a table that cannot fit even so becomes a list
+// of its rows, rather than lines padded with screens of spaces.
 
 // tableCell is one cell of a GFM table.
 type tableCell struct {
@@ -137,6 +140,10 @@ func (cb *cellBuilder) walk(n ast.Node) {
 			if k.AutoLinkType == ast.AutoLinkEmail && !strings.HasPrefix(strings.ToLower(url), "mailto:") {
 				url = "mailto:" + url
 			}
+			if !webOrMail(url) {
+				cb.w.raw(string(k.Label(src)))
+				continue
+			}
 			cb.element(slack.NewRichTextSectionLinkElement(url, "", cb.styleRef()), string(k.Label(src)), url)
 		case *slackToken:
 			cb.token(k)
@@ -164,8 +171,11 @@ func (cb *cellBuilder) styleRef() *slack.RichTextSectionTextStyle {
 }
 
 func (cb *cellBuilder) link(url string, n ast.Node) {
-	if !linkable(url) {
+	if !webOrMail(url) {
 		cb.w.inlines(n)
+		if linkable(url) {
+			cb.w.raw(" (" + url + ")")
+		}
 		return
 	}
 	label := collapseSpaces(cb.w.flatLabel(n))
@@ -236,7 +246,7 @@ func tableBlock(rows [][]tableCell, aligns []east.Alignment) (*slack.TableBlock,
 			if text == "" {
 				text = " "
 			}
-			chars += charCount(text)
+			chars += Len(text)
 			if c.rich != nil {
 				cells[i] = slack.NewTableRichTextCell(slack.NewRichTextSection(c.rich...))
 			} else {
@@ -265,45 +275,96 @@ func tableBlock(rows [][]tableCell, aligns []east.Alignment) (*slack.TableBlock,
 	return tb, chars, true
 }
 
-// tableText writes a table as an aligned code block (plain text in PlainText).
+// tableText writes a table in text: an aligned code block, or a list where
+// the columns do not fit (see tableFallback).
 func (w *renderer) tableText(t *east.Table) {
 	rows, aligns := tableRows(w.src, t)
-	w.codeBlock(alignedTable(rows, aligns))
+	w.tableFallback(rows, aligns)
 }
 
-// alignedTable lays the cells out in columns two spaces apart, with a rule of
-// dashes under the header row. Widths are display widths, so CJK text and
-// emoji (two columns in a monospace font) keep the columns straight.
-func alignedTable(rows [][]tableCell, aligns []east.Alignment) string {
-	if len(rows) == 0 {
-		return ""
-	}
-	widths := make([]int, len(aligns))
-	for i := range widths {
-		widths[i] = 1 // the rule under the header needs a dash
-	}
+// tableFallback writes rows that are not a table block: as a code block of
+// aligned columns (codeTable), or as a list of the rows (tableList) when the
+// columns do not fit a code block even wrapped.
+func (w *renderer) tableFallback(rows [][]tableCell, aligns []east.Alignment) {
 	cells := make([][]string, len(rows))
 	for r, row := range rows {
 		cells[r] = make([]string, len(row))
-		for i, cell := range row {
-			cells[r][i] = cell.code
-			widths[i] = max(widths[i], displayWidth(cell.code))
+		for i, c := range row {
+			cells[r][i] = c.code
 		}
 	}
+	if code, ok := codeTable(cells, aligns); ok {
+		w.codeBlock(code)
+		return
+	}
+	for k, item := range tableList(cells, w.plain) {
+		if k > 0 {
+			w.newline()
+			w.newline()
+		}
+		for j, line := range item {
+			if j > 0 {
+				w.newline()
+			}
+			w.raw(line)
+		}
+	}
+}
+
+// Code tables: the widest line a table's code block may take, in monospace
+// columns (a code block wider than a chat window scrolls sideways or wraps
+// into a mess), and the narrowest column worth wrapping a cell into.
+const (
+	tableWidth  = 80
+	tableMinCol = 8
+	tableGap    = 2 // spaces between columns
+)
+
+// codeTable lays cells out for a monospaced code block: columns tableGap
+// spaces apart, a rule of dashes under the header row. Widths are display
+// widths (uniseg), so CJK text and emoji, two columns wide, keep the columns
+// straight. A table wider than tableWidth has its widest columns narrowed
+// and their cells wrapped between words; ok is false when that cannot fit
+// (too many columns, or a word wider than its column could be), and the
+// table should be written as a list instead.
+func codeTable(cells [][]string, aligns []east.Alignment) (text string, ok bool) {
+	if len(cells) == 0 {
+		return "", true
+	}
+	cols := len(cells[0])
+	natural := make([]int, cols) // widest cell
+	least := make([]int, cols)   // widest word
+	for i := range natural {
+		natural[i] = 1 // the rule under the header needs a dash
+	}
+	for _, row := range cells {
+		for i, c := range row {
+			natural[i] = max(natural[i], displayWidth(c))
+			for _, word := range strings.Fields(c) {
+				least[i] = max(least[i], displayWidth(word))
+			}
+		}
+	}
+	widths := fitColumns(natural, least, tableWidth-tableGap*(cols-1))
+	if widths == nil {
+		return "", false
+	}
 	var sb strings.Builder
-	line := func(row []string) {
+	line := func(parts []string) {
 		var ln strings.Builder
-		for i, cell := range row {
+		for i, cell := range parts {
 			if i > 0 {
-				ln.WriteString("  ")
+				ln.WriteString(strings.Repeat(" ", tableGap))
 			}
 			pad := widths[i] - displayWidth(cell)
 			left := 0
-			switch aligns[i] {
-			case east.AlignRight:
-				left = pad
-			case east.AlignCenter:
-				left = pad / 2
+			if i < len(aligns) {
+				switch aligns[i] {
+				case east.AlignRight:
+					left = pad
+				case east.AlignCenter:
+					left = pad / 2
+				}
 			}
 			ln.WriteString(strings.Repeat(" ", left))
 			ln.WriteString(cell)
@@ -312,53 +373,141 @@ func alignedTable(rows [][]tableCell, aligns []east.Alignment) string {
 		sb.WriteString(strings.TrimRight(ln.String(), " "))
 		sb.WriteByte('\n')
 	}
-	line(cells[0])
-	rule := make([]string, len(widths))
+	row := func(cells []string) {
+		wrapped := make([][]string, cols)
+		height := 1
+		for i, c := range cells {
+			wrapped[i] = wrapWords(c, widths[i])
+			height = max(height, len(wrapped[i]))
+		}
+		parts := make([]string, cols)
+		for k := range height {
+			for i := range parts {
+				parts[i] = ""
+				if k < len(wrapped[i]) {
+					parts[i] = wrapped[i][k]
+				}
+			}
+			line(parts)
+		}
+	}
+	row(cells[0])
+	rule := make([]string, cols)
 	for i, wd := range widths {
 		rule[i] = strings.Repeat("-", wd)
 	}
 	line(rule)
-	for _, row := range cells[1:] {
-		line(row)
+	for _, r := range cells[1:] {
+		row(r)
 	}
-	return sb.String()
+	return sb.String(), true
 }
 
-// displayWidth approximates the columns s takes in a monospace font: East
-// Asian wide and fullwidth characters and most emoji take two, combining
-// marks, format characters (U+200B, ZWJ) and variation selectors none.
-func displayWidth(s string) int {
-	n := 0
-	for _, r := range s {
+// fitColumns chooses column widths that sum to at most avail: each column
+// gets min(its natural width, a common cap), but never less than its widest
+// word or tableMinCol (or its natural width, when narrower), and the cap is
+// the largest that fits. nil when even the least widths do not fit.
+func fitColumns(natural, least []int, avail int) []int {
+	floor := make([]int, len(natural))
+	total, sum := 0, 0
+	for i := range natural {
+		floor[i] = min(natural[i], max(least[i], tableMinCol))
+		total += floor[i]
+		sum += natural[i]
+	}
+	if sum <= avail {
+		return natural
+	}
+	if total > avail {
+		return nil
+	}
+	widths := func(c int) ([]int, int) {
+		out, n := make([]int, len(natural)), 0
+		for i := range natural {
+			out[i] = max(floor[i], min(natural[i], c))
+			n += out[i]
+		}
+		return out, n
+	}
+	lo, hi := 0, slices.Max(natural) // widths(lo) fits, widths(hi) does not
+	for lo+1 < hi {
+		if _, n := widths((lo + hi) / 2); n <= avail {
+			lo = (lo + hi) / 2
+		} else {
+			hi = (lo + hi) / 2
+		}
+	}
+	out, _ := widths(lo)
+	return out
+}
+
+// wrapWords breaks s into lines of at most width display columns, between
+// words. A word wider than width has a line of its own.
+func wrapWords(s string, width int) []string {
+	if displayWidth(s) <= width {
+		return []string{s}
+	}
+	var lines []string
+	cur, curW := "", 0
+	for _, word := range strings.Fields(s) {
+		ww := displayWidth(word)
 		switch {
-		case unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf), r >= 0xFE00 && r <= 0xFE0F:
-		case isWide(r):
-			n += 2
+		case curW == 0:
+			cur, curW = word, ww
+		case curW+1+ww <= width:
+			cur, curW = cur+" "+word, curW+1+ww
 		default:
-			n++
+			lines = append(lines, cur)
+			cur, curW = word, ww
 		}
 	}
-	return n
+	return append(lines, cur)
 }
 
-var wideRanges = [...][2]rune{
-	{0x1100, 0x115F}, {0x2E80, 0x303E}, {0x3041, 0x33FF}, {0x3400, 0x4DBF},
-	{0x4E00, 0x9FFF}, {0xA000, 0xA4CF}, {0xAC00, 0xD7A3}, {0xF900, 0xFAFF},
-	{0xFE30, 0xFE4F}, {0xFF00, 0xFF60}, {0xFFE0, 0xFFE6}, {0x1F300, 0x1F64F},
-	{0x1F900, 0x1F9FF}, {0x20000, 0x3FFFD},
-}
-
-func isWide(r rune) bool {
-	if r < 0x1100 {
-		return false
+// tableList writes the rows of a table too wide for columns as a list: an
+// item for each row after the header, a line for each of its cells,
+// "header: value", the header bold in mrkdwn (plain false) and the value
+// shown as written. Empty cells are left out. Lines are mrkdwn, escaped.
+func tableList(cells [][]string, plain bool) [][]string {
+	var items [][]string
+	header := cells[0]
+	body := cells[1:]
+	if len(body) == 0 {
+		body, header = cells, nil
 	}
-	for _, rg := range wideRanges {
-		if r >= rg[0] && r <= rg[1] {
-			return true
+	for _, row := range body {
+		var lines []string
+		for i, v := range row {
+			if strings.TrimSpace(v) == "" {
+				continue
+			}
+			h := ""
+			if i < len(header) {
+				h = strings.TrimSpace(header[i])
+			}
+			switch {
+			case plain && h != "":
+				lines = append(lines, h+": "+v)
+			case plain:
+				lines = append(lines, v)
+			case h != "":
+				lines = append(lines, "*"+literalMrkdwn(h+":", true)+"* "+literalMrkdwn(v, false))
+			default:
+				lines = append(lines, literalMrkdwn(v, false))
+			}
+		}
+		if len(lines) > 0 {
+			items = append(items, lines)
 		}
 	}
-	return false
+	return items
 }
+
+// displayWidth is the number of columns s takes in a monospace font, by
+// grapheme cluster: East Asian wide and fullwidth characters and emoji
+// (also ZWJ sequences, flags and emoji variation selectors) take two,
+// combining marks and format characters (U+200B) none.
+func displayWidth(s string) int { return uniseg.StringWidth(s) }
 
 // tableCellsText joins a table block's cells for the notification fallback,
 // stopping after about limit bytes.

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/slack-go/slack"
 )
 
 func TestTableBlockCells(t *testing.T) {
@@ -71,13 +73,97 @@ func TestAlignedTable(t *testing.T) {
 	runMrkdwnCases(t, cases)
 }
 
-func TestDisplayWidth(t *testing.T) {
+func TestDisplayWidthMeasuresEmojiAndWideCharactersByGraphemeCluster(t *testing.T) {
 	t.Parallel()
 	for s, want := range map[string]int{
-		"abc": 3, "名前": 4, "ｱ": 1, "Ｆ": 2, "e\u0301": 1, "a\u200bb": 2, "🙂": 2, "✓": 1, "❤\ufe0f": 1,
+		"abc": 3, "名前": 4, "ｱ": 1, "Ｆ": 2, "e\u0301": 1, "a\u200bb": 2, "🙂": 2, "✓": 1,
+		"❤\ufe0f": 2, "⚠\ufe0f": 2, // an emoji presentation selector makes it an emoji
+		"👨\u200d👩\u200d👧": 2,                    // a ZWJ sequence is one emoji
+		"🇫🇷":              2, "👍🏽": 2, "🧑‍💻": 2, // flags, skin tones and newer emoji
+		"한국어": 6, "１２３": 6,
 	} {
 		if got := displayWidth(s); got != want {
 			t.Errorf("displayWidth(%q) = %d, want %d", s, got, want)
 		}
+	}
+}
+
+func TestTablesTooWideForColumnsWrapOrBecomeLists(t *testing.T) {
+	t.Parallel()
+	md := func(rows ...[]string) string {
+		var b strings.Builder
+		for i, r := range rows {
+			b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+			if i == 0 {
+				b.WriteString(strings.Repeat("|---", len(r)) + "|\n")
+			}
+		}
+		return b.String()
+	}
+	repeat := func(s string, n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = s
+		}
+		return out
+	}
+	sectionTexts := func(msgs []Message) string {
+		var parts []string
+		for _, m := range msgs {
+			for _, b := range m.Blocks {
+				if s, ok := b.(*slack.SectionBlock); ok && s.Text != nil {
+					parts = append(parts, s.Text.Text)
+				}
+			}
+		}
+		return strings.Join(parts, "\n")
+	}
+	long := strings.TrimSpace(strings.Repeat("a long description of the service ", 5))
+	wide := md([]string{"Name", "Description", "Owner"}, []string{"alpha", long, "dana"}, []string{"beta", "short", "lee"})
+	cases := []struct {
+		name  string
+		text  func() string
+		code  bool     // a code block (else a list)
+		words []string // words the text must keep
+	}{
+		{"a cell too wide for the code table wraps between words", func() string { return Mrkdwn(wide) }, true,
+			[]string{"alpha", "description", "service", "dana", "beta", "lee"}},
+		{"a table of many wide columns becomes a list of its rows",
+			func() string { return Mrkdwn(md(repeat("header", 12), repeat("some value here", 12))) }, false, []string{"header", "some value here"}},
+		{"a word too long for its column makes the table a list",
+			func() string { return Mrkdwn(md([]string{"a", "b"}, []string{strings.Repeat("x", 100), "y"})) }, false, []string{strings.Repeat("x", 100), "y"}},
+		{"FromMarkdown's table over 20 columns is a list of its rows",
+			func() string { return sectionTexts(convertValid(t, md(repeat("h", 21), repeat("cell value", 21)))) }, false, []string{"cell value"}},
+		{"a repaired table over 20 columns becomes a list, not a padded code block",
+			func() string {
+				row := `["` + strings.Join(repeat("some value here", 21), `","`) + `"]`
+				return sectionTexts(repairOne(t, `{"type":"table","rows":[`+row+`,`+row+`]}`))
+			}, false, []string{"some value here"}},
+		{"a repaired table with a row too long for a table block wraps in a code block",
+			func() string {
+				return sectionTexts(repairOne(t, `{"type":"table","rows":[["Name","Notes"],["alpha","`+strings.Repeat("word ", 2100)+`"]]}`))
+			}, true, []string{"alpha", "word"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			text := tc.text()
+			if got := strings.Contains(text, "```"); got != tc.code {
+				t.Errorf("code block = %v, want %v:\n%.600s", got, tc.code, text)
+			}
+			for _, line := range strings.Split(text, "\n") {
+				if w := displayWidth(line); tc.code && w > tableWidth+len("```") {
+					t.Fatalf("a code line of %d columns:\n%.200s", w, line)
+				}
+				if !tc.code && strings.Contains(line, "    ") {
+					t.Fatalf("a list line padded with spaces:\n%.200s", line)
+				}
+			}
+			for _, w := range tc.words {
+				if !strings.Contains(text, w) {
+					t.Errorf("%q lost:\n%.600s", w, text)
+				}
+			}
+		})
 	}
 }

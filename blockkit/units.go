@@ -9,11 +9,10 @@ import (
 )
 
 // FromMarkdown renders each top-level block to units, then packs the units
-// into messages. Rendering depends only on the block, so it can run per
-// chunk of the document in parallel (chunk.go); packing depends on
+// into messages. Rendering depends only on the block; packing depends on
 // everything before it and runs once, in order, and is kept cheap: what can
-// be computed per unit (trimming, character counts, blocks) is computed
-// while rendering.
+// be computed per unit (trimming, lengths, blocks) is computed while
+// rendering.
 
 type unitKind uint8
 
@@ -26,7 +25,7 @@ const (
 // outUnit is one piece of converted output.
 type outUnit struct {
 	kind unitKind
-	// start and end locate a text unit's mrkdwn in its chunk's buffer;
+	// start and end locate a text unit's mrkdwn in the rendered buffer;
 	// trim is the end without trailing spaces and newlines, and chars its
 	// character count. blank units take no section, but still cost the
 	// separator they were written after (see messageBuilder.beginText).
@@ -36,8 +35,8 @@ type outUnit struct {
 	block            slack.Block
 }
 
-// unitWriter renders top-level blocks to units. All text units of a chunk
-// share the renderer's buffer.
+// unitWriter renders top-level blocks to units. All text units share the
+// renderer's buffer.
 type unitWriter struct {
 	w     *renderer
 	units []outUnit
@@ -58,7 +57,7 @@ func (u *unitWriter) node(n ast.Node) {
 	w := u.w
 	switch n := n.(type) {
 	case *ast.Heading:
-		if !hasLink(n) {
+		if !hasLink(w.src, n) {
 			u.heading(flatPlain(w.src, n))
 			return
 		}
@@ -76,7 +75,7 @@ func (u *unitWriter) node(n ast.Node) {
 			return
 		}
 		u.beginText()
-		w.codeBlock(alignedTable(rows, aligns))
+		w.tableFallback(rows, aligns)
 		u.endText()
 	default:
 		if w.invisible(n) {
@@ -88,28 +87,36 @@ func (u *unitWriter) node(n ast.Node) {
 	}
 }
 
-// heading adds a header block. Text over HeaderTextMax is cut at a word
-// boundary with "…" and continues as a bold line, so nothing is lost.
+// heading adds a header block, and a section for the rest of a heading too
+// long for one (see headerParts).
 func (u *unitWriter) heading(plain string) {
 	if plain == "" {
 		return
 	}
-	head, rest := plain, ""
-	if charCount(plain) > HeaderTextMax {
-		head, rest = cutWords(plain, HeaderTextMax-1)
-		head += "…"
-	}
+	head, rest := headerParts(plain)
 	hb := slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, head, true, false))
-	u.units = append(u.units, outUnit{kind: unitBlock, block: hb, chars: charCount(head)})
+	u.units = append(u.units, outUnit{kind: unitBlock, block: hb, chars: Len(head)})
 	if rest != "" {
-		rest = "…" + neutralMrkdwn(rest)
-		if charCount(rest) <= SectionTextMax-2 {
-			rest = "*" + rest + "*" // bold unless it must be split
-		}
 		u.beginText()
 		u.w.b.WriteString(rest)
 		u.endText()
 	}
+}
+
+// headerParts splits the plain text of a header at HeaderTextMax: the
+// header's text, cut at a word and ended with "…", and the rest as mrkdwn
+// for the section that continues it, bold like the header where it fits
+// one section ("" when the text fits the header). Nothing is lost.
+func headerParts(plain string) (head, rest string) {
+	if Len(plain) <= HeaderTextMax {
+		return plain, ""
+	}
+	head, more := cutWords(plain, HeaderTextMax-1)
+	rest = "…" + literalMrkdwn(more, true)
+	if Len(rest) <= SectionTextMax-2 {
+		rest = "*" + rest + "*"
+	}
+	return head + "…", rest
 }
 
 // beginText starts a text unit: a fresh line as far as the renderer knows.
@@ -127,7 +134,7 @@ func (u *unitWriter) endText() {
 	t.trim = t.start + len(trimmed)
 	t.blank = strings.TrimSpace(trimmed) == ""
 	if !t.blank {
-		t.chars = charCount(trimmed)
+		t.chars = Len(trimmed)
 	}
 }
 
@@ -140,29 +147,22 @@ type messageBuilder struct {
 
 	secStart, secEnd int // the pending section: b[secStart:secEnd]
 	sectionChars     int
-	fallback         fallbackBuf
 }
 
-// packUnits packs the chunks' units into messages, in order.
-func packUnits(chunks []chunkOut) []Message {
+// packUnits packs the units, whose text is in buf, into messages, in order.
+func packUnits(buf string, units []outUnit) []Message {
 	b := &messageBuilder{}
-	size := 64
-	for _, c := range chunks {
-		size += len(c.buf) + 2*len(c.units)
-	}
-	b.b.Grow(size)
-	for _, c := range chunks {
-		for i := range c.units {
-			switch t := &c.units[i]; t.kind {
-			case unitText:
-				b.text(c.buf, t)
-			case unitDivider:
-				b.flushSection()
-				b.add(slack.NewDividerBlock(), 0)
-			default:
-				b.flushSection()
-				b.add(t.block, t.chars)
-			}
+	b.b.Grow(len(buf) + 2*len(units) + 64)
+	for i := range units {
+		switch t := &units[i]; t.kind {
+		case unitText:
+			b.text(buf, t)
+		case unitDivider:
+			b.flushSection()
+			b.add(slack.NewDividerBlock(), 0)
+		default:
+			b.flushSection()
+			b.add(t.block, t.chars)
 		}
 	}
 	return b.finish()
@@ -189,12 +189,12 @@ func (b *messageBuilder) text(buf string, t *outUnit) {
 		b.flushSection()
 		unit := b.b.String()[start:end]
 		for _, piece := range SplitMrkdwn(unit, SectionTextMax) {
-			b.add(sectionBlock(piece), charCount(piece))
+			b.add(sectionBlock(piece), Len(piece))
 		}
 		return
 	}
 	if b.sectionChars > 0 {
-		if joined := b.sectionChars + charCount(b.b.String()[b.secEnd:start]) + n; joined <= SectionTextMax {
+		if joined := b.sectionChars + Len(b.b.String()[b.secEnd:start]) + n; joined <= SectionTextMax {
 			b.secEnd, b.sectionChars = end, joined
 			return
 		}
@@ -249,12 +249,12 @@ func (b *messageBuilder) endMessage(more bool) {
 	carryChars := 0
 	if more && len(b.blocks) > 1 {
 		if h, ok := b.blocks[len(b.blocks)-1].(*slack.HeaderBlock); ok {
-			carry, carryChars = h, charCount(h.Text.Text)
+			carry, carryChars = h, Len(h.Text.Text)
 			b.blocks = b.blocks[:len(b.blocks)-1]
 		}
 	}
 	if len(b.blocks) > 0 {
-		b.msgs = append(b.msgs, Message{Text: b.fallback.text(b.blocks), Blocks: b.blocks})
+		b.msgs = append(b.msgs, Message{Text: notificationText(b.blocks), Blocks: b.blocks})
 	}
 	b.blocks, b.chars = nil, 0
 	if carry != nil {

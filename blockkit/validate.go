@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
+	"time"
 
 	"github.com/slack-go/slack"
 )
@@ -116,7 +118,7 @@ func (v *validator) err() error {
 func (v *validator) message(text string, blocks []slack.Block, skip []bool) {
 	if strings.TrimSpace(text) == "" {
 		v.add("text", "empty; Slack needs it as the notification fallback")
-	} else if n := charCount(text); n > MessageTextMax {
+	} else if n := Len(text); n > MessageTextMax {
 		v.add("text", "is %d characters; Slack truncates past %d", n, MessageTextMax)
 	}
 	if len(blocks) > MaxBlocks {
@@ -137,7 +139,7 @@ func (v *validator) message(text string, blocks []slack.Block, skip []bool) {
 			v.add(path, "type is empty")
 		}
 		if id := b.ID(); id != "" {
-			if n := charCount(id); n > BlockIDMax {
+			if n := Len(id); n > BlockIDMax {
 				v.add(path, "block_id is %d characters; Slack allows %d", n, BlockIDMax)
 			}
 			if j, dup := ids[id]; dup {
@@ -165,6 +167,14 @@ func (v *validator) message(text string, blocks []slack.Block, skip []bool) {
 		case slack.TableBlock:
 			tables++
 			total += v.table(path, &b, tables)
+		case *slack.ActionBlock:
+			v.actions(path, b)
+		case *slack.ImageBlock:
+			v.image(path, b)
+		case *slack.VideoBlock:
+			v.video(path, b)
+		case *slack.RichTextBlock:
+			v.richText(path, b)
 		case *slack.MarkdownBlock:
 			markdownChars += v.markdown(path, b.Text)
 		case slack.MarkdownBlock:
@@ -189,7 +199,7 @@ func (v *validator) textObject(path, what string, t *slack.TextBlockObject, max 
 	case plainOnly && t.Type != slack.PlainTextType:
 		v.add(path, "%s type is %q; a header takes plain_text", what, t.Type)
 	}
-	n := charCount(t.Text)
+	n := Len(t.Text)
 	if strings.TrimSpace(t.Text) == "" {
 		v.add(path, "%s is empty; Slack needs at least 1 character", what)
 	} else if n > max {
@@ -201,6 +211,14 @@ func (v *validator) textObject(path, what string, t *slack.TextBlockObject, max 
 func (v *validator) section(path string, b *slack.SectionBlock) int {
 	if b.Text == nil && len(b.Fields) == 0 {
 		v.add(path, "has neither text nor fields; Slack needs one")
+	}
+	if a := b.Accessory; a != nil {
+		for _, el := range []slack.BlockElement{a.ImageElement, a.ButtonElement, a.OverflowElement, a.DatePickerElement,
+			a.TimePickerElement, a.RadioButtonsElement, a.SelectElement, a.MultiSelectElement, a.CheckboxGroupsBlockElement} {
+			if el != nil && !reflect.ValueOf(el).IsNil() {
+				v.element(path+" accessory", el)
+			}
+		}
 	}
 	n := 0
 	if b.Text != nil {
@@ -241,7 +259,8 @@ func (v *validator) context(path string, b *slack.ContextBlock) int {
 			n += v.textObject(path, what, e, ContextTextMax, false)
 		case slack.TextBlockObject:
 			n += v.textObject(path, what, &e, ContextTextMax, false)
-		case *slack.ImageBlockElement, slack.ImageBlockElement:
+		case *slack.ImageBlockElement:
+			v.element(path+" "+fmt.Sprintf("elements[%d]", k), e)
 		default:
 			v.add(path, "elements[%d] is %T; a context takes text objects and images", k, e)
 		}
@@ -272,9 +291,9 @@ func (v *validator) table(path string, b *slack.TableBlock, nth int) int {
 				if cell.Text == "" {
 					v.add(path, "rows[%d][%d] text is empty; Slack needs at least 1 character", r, c)
 				}
-				n += charCount(cell.Text)
+				n += Len(cell.Text)
 			case *slack.TableRawNumberCell:
-				n += charCount(cell.Text)
+				n += Len(cell.Text)
 			}
 		}
 	}
@@ -284,9 +303,211 @@ func (v *validator) table(path string, b *slack.TableBlock, nth int) int {
 	return n
 }
 
+// Limits of interactive and media elements.
+const (
+	buttonTextLimit  = 75
+	optionTextLimit  = 75
+	optionValueLimit = 150
+	placeholderLimit = 150
+	urlLimit         = 3000
+	valueLimit       = 2000
+	actionIDLimit    = 255
+	altTextLimit     = 2000
+	videoTextLimit   = 199
+	videoAuthorLimit = 49
+)
+
+func (v *validator) actions(path string, b *slack.ActionBlock) {
+	var els []slack.BlockElement
+	if b.Elements != nil {
+		els = b.Elements.ElementSet
+	}
+	if len(els) == 0 || len(els) > 25 {
+		v.add(path, "has %d elements; Slack allows 1 to 25", len(els))
+	}
+	for k, el := range els {
+		v.element(fmt.Sprintf("%s elements[%d]", path, k), el)
+	}
+}
+
+// element checks one interactive or image element against Slack's rules.
+func (v *validator) element(path string, el slack.BlockElement) {
+	plain := func(what string, t *slack.TextBlockObject, max int, required bool) {
+		switch {
+		case t == nil && required:
+			v.add(path, "%s is missing", what)
+		case t == nil:
+		case t.Type != slack.PlainTextType:
+			v.add(path, "%s type is %q; Slack needs plain_text", what, t.Type)
+		case strings.TrimSpace(t.Text) == "":
+			v.add(path, "%s is empty", what)
+		case Len(t.Text) > max:
+			v.add(path, "%s is %d characters; Slack allows %d", what, Len(t.Text), max)
+		}
+	}
+	url := func(what, u string, required bool) {
+		switch {
+		case u == "" && required:
+			v.add(path, "%s is missing", what)
+		case u == "":
+		case !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://"):
+			v.add(path, "%s %q is not an http(s) URL", what, u)
+		case Len(u) > urlLimit:
+			v.add(path, "%s is %d characters; Slack allows %d", what, Len(u), urlLimit)
+		}
+	}
+	options := func(opts []*slack.OptionBlockObject, lo, hi int, withURL bool) {
+		if len(opts) < lo || len(opts) > hi {
+			v.add(path, "has %d options; Slack allows %d to %d", len(opts), lo, hi)
+		}
+		for k, o := range opts {
+			if o == nil {
+				v.add(path, "options[%d] is null", k)
+				continue
+			}
+			plain(fmt.Sprintf("options[%d] text", k), o.Text, optionTextLimit, true)
+			plain(fmt.Sprintf("options[%d] description", k), o.Description, optionTextLimit, false)
+			if o.Value == "" || Len(o.Value) > optionValueLimit {
+				v.add(path, "options[%d] value is %d characters; Slack needs 1 to %d", k, Len(o.Value), optionValueLimit)
+			}
+			if o.URL != "" && !withURL {
+				v.add(path, "options[%d] has a url; only overflow menus allow one", k)
+			}
+			url(fmt.Sprintf("options[%d] url", k), o.URL, false)
+		}
+	}
+	actionID := func(id string) {
+		if Len(id) > actionIDLimit {
+			v.add(path, "action_id is %d characters; Slack allows %d", Len(id), actionIDLimit)
+		}
+	}
+	switch e := el.(type) {
+	case *slack.ButtonBlockElement:
+		plain("text", e.Text, buttonTextLimit, true)
+		url("url", e.URL, false)
+		actionID(e.ActionID)
+		if Len(e.Value) > valueLimit {
+			v.add(path, "value is %d characters; Slack allows %d", Len(e.Value), valueLimit)
+		}
+	case *slack.OverflowBlockElement:
+		options(e.Options, 2, 5, true)
+		actionID(e.ActionID)
+	case *slack.SelectBlockElement:
+		plain("placeholder", e.Placeholder, placeholderLimit, false)
+		actionID(e.ActionID)
+		if e.Type == "static_select" && len(e.OptionGroups) == 0 {
+			options(e.Options, 1, 100, false)
+		}
+	case *slack.MultiSelectBlockElement:
+		plain("placeholder", e.Placeholder, placeholderLimit, false)
+		actionID(e.ActionID)
+		if e.Type == "multi_static_select" && len(e.OptionGroups) == 0 {
+			options(e.Options, 1, 100, false)
+		}
+	case *slack.DatePickerBlockElement:
+		plain("placeholder", e.Placeholder, placeholderLimit, false)
+		actionID(e.ActionID)
+		if _, err := time.Parse("2006-01-02", e.InitialDate); e.InitialDate != "" && err != nil {
+			v.add(path, "initial_date %q is not a date in the form YYYY-MM-DD", e.InitialDate)
+		}
+	case *slack.TimePickerBlockElement:
+		plain("placeholder", e.Placeholder, placeholderLimit, false)
+		actionID(e.ActionID)
+		if _, err := time.Parse("15:04", e.InitialTime); e.InitialTime != "" && err != nil {
+			v.add(path, "initial_time %q is not a time in the form HH:mm", e.InitialTime)
+		}
+	case *slack.CheckboxGroupsBlockElement:
+		options(e.Options, 1, 10, false)
+		actionID(e.ActionID)
+	case *slack.RadioButtonsBlockElement:
+		options(e.Options, 1, 10, false)
+		actionID(e.ActionID)
+	case *slack.ImageBlockElement:
+		if e.SlackFile == nil {
+			u := ""
+			if e.ImageURL != nil {
+				u = *e.ImageURL
+			}
+			url("image_url", u, true)
+		}
+		if strings.TrimSpace(e.AltText) == "" || Len(e.AltText) > altTextLimit {
+			v.add(path, "alt_text is %d characters; Slack needs 1 to %d", Len(e.AltText), altTextLimit)
+		}
+	default:
+		v.add(path, "element %T is not one a message can hold", el)
+	}
+}
+
+func (v *validator) image(path string, b *slack.ImageBlock) {
+	if b.SlackFile == nil {
+		el := &slack.ImageBlockElement{ImageURL: &b.ImageURL, AltText: b.AltText}
+		v.element(path, el)
+	} else if strings.TrimSpace(b.AltText) == "" || Len(b.AltText) > altTextLimit {
+		v.add(path, "alt_text is %d characters; Slack needs 1 to %d", Len(b.AltText), altTextLimit)
+	}
+	if b.Title != nil {
+		v.textObject(path, "title", b.Title, altTextLimit, true)
+	}
+}
+
+func (v *validator) video(path string, b *slack.VideoBlock) {
+	for what, u := range map[string]string{"video_url": b.VideoURL, "thumbnail_url": b.ThumbnailURL} {
+		if !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
+			v.add(path, "%s %q is not an http(s) URL; Slack needs one", what, u)
+		}
+	}
+	if strings.TrimSpace(b.AltText) == "" {
+		v.add(path, "alt_text is empty; Slack needs it")
+	}
+	if b.Title == nil {
+		v.add(path, "has no title; Slack needs plain_text under 200 characters")
+	} else {
+		v.textObject(path, "title", b.Title, videoTextLimit, true)
+	}
+	if b.Description != nil {
+		v.textObject(path, "description", b.Description, videoTextLimit, true)
+	}
+	if Len(b.AuthorName) > videoAuthorLimit {
+		v.add(path, "author_name is %d characters; Slack allows %d", Len(b.AuthorName), videoAuthorLimit)
+	}
+}
+
+func (v *validator) richText(path string, b *slack.RichTextBlock) {
+	if len(b.Elements) == 0 {
+		v.add(path, "has no elements; Slack needs at least one")
+	}
+	section := func(what string, els []slack.RichTextSectionElement) {
+		if len(els) == 0 {
+			v.add(path, "%s is empty; Slack needs at least one element", what)
+		}
+		for _, e := range els {
+			if t, ok := e.(*slack.RichTextSectionTextElement); ok && t.Text == "" {
+				v.add(path, "%s has an empty text element", what)
+			}
+		}
+	}
+	for k, e := range b.Elements {
+		what := fmt.Sprintf("elements[%d]", k)
+		switch e := e.(type) {
+		case *slack.RichTextSection:
+			section(what, e.Elements)
+		case *slack.RichTextQuote:
+			section(what, e.Elements)
+		case *slack.RichTextPreformatted:
+			section(what, e.Elements)
+		case *slack.RichTextList:
+			if len(e.Elements) == 0 {
+				v.add(path, "%s is an empty list", what)
+			}
+		default:
+			v.add(path, "%s is %T; Slack does not know it", what, e)
+		}
+	}
+}
+
 func (v *validator) markdown(path, text string) int {
 	if strings.TrimSpace(text) == "" {
 		v.add(path, "text is empty; Slack needs at least 1 character")
 	}
-	return charCount(text)
+	return Len(text)
 }

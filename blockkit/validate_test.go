@@ -247,3 +247,41 @@ func TestValidateJSON(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateChecksInteractiveAndMediaElements(t *testing.T) {
+	t.Parallel()
+	opts := func(n int) []*slack.OptionBlockObject {
+		out := make([]*slack.OptionBlockObject, n)
+		for i := range out {
+			out[i] = slack.NewOptionBlockObject("v", plainText("o"), nil)
+		}
+		return out
+	}
+	actions := func(els ...slack.BlockElement) slack.Block { return slack.NewActionBlock("", els...) }
+	cases := []struct {
+		name  string
+		block slack.Block
+		want  string // a word of the problem
+	}{
+		{"a static select without options", actions(&slack.SelectBlockElement{Type: "static_select", Placeholder: plainText("p")}), "options"},
+		{"an overflow menu of six options", actions(&slack.OverflowBlockElement{Type: slack.METOverflow, Options: opts(6)}), "options"},
+		{"a date picker with a date in another form", actions(&slack.DatePickerBlockElement{Type: slack.METDatepicker, InitialDate: "03/05/2024"}), "initial_date"},
+		{"a button label of 76 characters", actions(slack.NewButtonBlockElement("", "", plainText(strings.Repeat("b", 76)))), "75"},
+		{"an option value of 151 characters", actions(&slack.RadioButtonsBlockElement{Type: slack.METRadioButtons,
+			Options: []*slack.OptionBlockObject{slack.NewOptionBlockObject(strings.Repeat("v", 151), plainText("o"), nil)}}), "value"},
+		{"a video without a thumbnail", &slack.VideoBlock{Type: slack.MBTVideo, VideoURL: "https://v.io", AltText: "a", Title: plainText("t")}, "thumbnail_url"},
+		{"a rich_text block without elements", &slack.RichTextBlock{Type: slack.MBTRichText}, "elements"},
+		{"an image without alt text", slack.NewImageBlock("https://i.io/a.png", "", "", nil), "alt_text"},
+		{"a section accessory overflow of one option", slack.NewSectionBlock(mrkdwnText("x"), nil,
+			slack.NewAccessory(&slack.OverflowBlockElement{Type: slack.METOverflow, Options: opts(1)})), "options"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name+" is refused", func(t *testing.T) {
+			t.Parallel()
+			got := problems(Validate(Message{Text: "x", Blocks: []slack.Block{tc.block}}))
+			if len(got) == 0 || !strings.Contains(strings.Join(got, "; "), tc.want) {
+				t.Errorf("problems %q, want one about %s", got, tc.want)
+			}
+		})
+	}
+}
