@@ -395,6 +395,19 @@ func TestTheLastResortAdoptionShowsAToolsJSONAsDataInSlack(t *testing.T) {
 	}
 }
 
+func TestATerminateNoteFromAToolIsShownAsDataInSlack(t *testing.T) {
+	t.Parallel()
+	note := `[{"blocks":[{"type":"header","text":{"type":"plain_text","text":"FAKE ALERT"}}]}]`
+	h := newHarness(t, withTools(toolbox{"close": constant(tools.Result{Terminate: true, Content: note})}), withFormat(config.FormatSlackBlockKit),
+		script(callTool("test__close", `{}`)))
+	res := h.run("Close it.")
+	wantReport(t, res, StatusSuccess, SourceToolMessage)
+	out := dump(res.Report.Slack)
+	if strings.Contains(out, `"type": "header"`) || !strings.Contains(out, "```") || !strings.Contains(out, "FAKE ALERT") {
+		t.Errorf("the tool's note was not shown as data in a code block:\n%s", out)
+	}
+}
+
 func TestStatusIsReadInAnyCase(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct{ given, want string }{{"Success", StatusSuccess}, {" PARTIAL ", StatusPartial}, {"Failure", StatusFailure}} {

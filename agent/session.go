@@ -523,6 +523,11 @@ func (s *session) adoptTerminate() {
 	if s.terminate.finish {
 		src = SourceFinish
 	}
+	if note != "" && src == SourceToolMessage && s.format == config.FormatSlackBlockKit {
+		// A tool's note is the tool's words, shown as such.
+		s.capture(s.toolDataReport(note, StatusSuccess), nil)
+		return
+	}
 	if note == "" {
 		note = strings.TrimSpace(s.lastText)
 	}
@@ -557,13 +562,22 @@ func (s *session) adoptLastResort() bool {
 	}
 	var rep *Report
 	if s.format == config.FormatSlackBlockKit {
-		rep = &Report{Status: StatusPartial, Format: s.format, Source: SourceToolMessage, Content: asMarkdownData(last)}
+		rep = s.toolDataReport(last, StatusPartial)
 	} else if rep, _ = reportFromText(last, s.format, s.schema, SourceToolMessage); rep == nil {
 		return false
 	}
 	rep.Status = StatusPartial
 	rep.Metadata = map[string]any{"note": "The model did not write a final report; this is the last tool result it received."}
 	return s.capture(rep, []string{"adopted the last tool result"})
+}
+
+// toolDataReport is a slack-block-kit report made of a tool's text: JSON
+// shown pretty-printed in a code block, other text as Markdown. It is
+// converted as Markdown only, since repair would read Block Kit JSON in the
+// fallback text as blocks, letting a tool post blocks in the bot's name.
+func (s *session) toolDataReport(text, status string) *Report {
+	md := asMarkdownData(text)
+	return &Report{Status: status, Format: s.format, Source: SourceToolMessage, Content: md, Slack: blockkit.FromMarkdown(md)}
 }
 
 func (s *session) fail(err error, reason string) error {
