@@ -109,14 +109,14 @@ func plainObject(txt string, emoji *bool) *slack.TextBlockObject {
 }
 
 // mrkdwnText repairs text written for a mrkdwn field: Markdown is converted,
-// bare &, < and > are escaped, an escape written twice (&amp;gt;) is undone
-// once, valid mrkdwn is kept as it is. In text that mixes the dialects a
-// single-star *x* stays bold: the model was told to write mrkdwn, where that
-// is bold, and italic reads _x_ in both dialects.
+// bare &, < and > are escaped, a text escaped twice throughout (&amp;gt;)
+// is unescaped once, valid mrkdwn is kept as it is. In text that mixes the
+// dialects a single-star *x* stays bold: the model was told to write
+// mrkdwn, where that is bold, and italic reads _x_ in both dialects.
 func (r *repairer) mrkdwnText(s, path string) string {
-	if un := undoDoubleEscapes(s); un != s {
+	if escapedTwice(s) {
 		r.note(path, "entities_unescaped", "entities escaped twice (&amp;gt;) unescaped once")
-		s = un
+		s = undoDoubleEscapes(s)
 	}
 	if markdownSignals(s) {
 		return r.convertMarkdown(s, path, true)
@@ -126,6 +126,25 @@ func (r *repairer) mrkdwnText(s, path string) string {
 		r.note(path, "entities_escaped", "bare &, < or > escaped")
 	}
 	return out
+}
+
+// escapedTwice reports whether every entity of mrkdwn s is escaped twice
+// (&amp;gt; for &gt;), as when a model escaped text that was escaped
+// already. A text that also holds an entity escaped once is escaped
+// correctly, and its &amp;amp; shows the text "&amp;" on purpose.
+func escapedTwice(s string) bool {
+	twice := false
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] != '&':
+		case strings.HasPrefix(s[i:], "&amp;amp;"), strings.HasPrefix(s[i:], "&amp;lt;"), strings.HasPrefix(s[i:], "&amp;gt;"):
+			twice = true
+			i += len("&amp;") - 1
+		case entityLen(s[i:]) > 0:
+			return false
+		}
+	}
+	return twice
 }
 
 // undoDoubleEscapes replaces &amp;amp; &amp;lt; &amp;gt; by the single

@@ -1,0 +1,62 @@
+package blockkit
+
+import (
+	"testing"
+
+	"github.com/slack-go/slack"
+)
+
+// firstText returns the text object of the first block of the first
+// message: a header's or section's text, or a context's first element.
+func firstText(t *testing.T, msgs []Message) *slack.TextBlockObject {
+	t.Helper()
+	switch b := msgs[0].Blocks[0].(type) {
+	case *slack.HeaderBlock:
+		return b.Text
+	case *slack.SectionBlock:
+		return b.Text
+	case *slack.ContextBlock:
+		if tx, ok := b.ContextElements.Elements[0].(*slack.TextBlockObject); ok {
+			return tx
+		}
+	}
+	t.Fatalf("first block %T holds no text object", msgs[0].Blocks[0])
+	return nil
+}
+
+// wantFirstText checks the type and text of the first text object.
+func wantFirstText(typ, text string) func(t *testing.T, msgs []Message) {
+	return func(t *testing.T, msgs []Message) {
+		t.Helper()
+		if got := firstText(t, msgs); got.Type != typ || got.Text != text {
+			t.Errorf("text object %s %q, want %s %q", got.Type, got.Text, typ, text)
+		}
+	}
+}
+
+func TestRepairUnescapesOnlyTextEscapedTwiceThroughout(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, in, want string
+	}{
+		{"a text whose every entity is escaped twice is unescaped once",
+			"latency &amp;gt; 2s &amp;amp; rising", "latency &gt; 2s &amp; rising"},
+		{"a text escaped three times is unescaped to one escape",
+			"a &amp;amp;lt; b", "a &lt; b"},
+		{"a text that also holds a single escape is escaped correctly: its &amp;amp; shows the text &amp;",
+			"The HTML shows &amp;amp; where it should show &amp; in the footer.",
+			"The HTML shows &amp;amp; where it should show &amp; in the footer."},
+		{"a single &lt; beside a double escape keeps the double escape",
+			"&lt;br&gt; is written &amp;lt;br&amp;gt; in the source", "&lt;br&gt; is written &amp;lt;br&amp;gt; in the source"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			msgs := repairOne(t, `{"type":"section","text":{"type":"mrkdwn","text":`+q(tc.in)+`}}`)
+			checkMessages(t, msgs, true)
+			if got := firstText(t, msgs).Text; got != tc.want {
+				t.Errorf("section %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
