@@ -77,7 +77,7 @@ func (r *repairer) textObject(v *jsonish.Value, path, want string) *slack.TextBl
 			// Written as Markdown on purpose: convert it whatever it holds.
 			r.note(join(path, "type"), "text_type_fixed", `text type "markdown" converted to mrkdwn`)
 			if want == slack.PlainTextType {
-				return plainObject(PlainText(txt), emoji)
+				return plainObject(plainKeepingLinks(txt), emoji)
 			}
 			return &slack.TextBlockObject{Type: slack.MarkdownType, Text: r.convertMarkdown(txt, textPath, false)}
 		default:
@@ -85,20 +85,25 @@ func (r *repairer) textObject(v *jsonish.Value, path, want string) *slack.TextBl
 			typ = orWant()
 		}
 	}
-	if want == slack.PlainTextType {
-		if typ == slack.MarkdownType {
-			r.note(path, "text_type_fixed", "mrkdwn where only plain_text is allowed")
-			txt = mrkdwnPlain(txt)
-		} else if markdownSignals(txt) {
-			r.note(textPath, "markdown_converted", "Markdown in plain_text rendered as plain text")
-			txt = PlainText(txt)
-		}
-		return plainObject(txt, emoji)
+	if want == slack.PlainTextType && typ == slack.MarkdownType {
+		r.note(path, "text_type_fixed", "mrkdwn where only plain_text is allowed")
+		return plainObject(mrkdwnPlainLinks(txt), emoji)
 	}
 	if typ == slack.PlainTextType {
-		return plainObject(txt, emoji)
+		return plainObject(r.plainText(txt, textPath, "plain_text"), emoji)
 	}
 	return &slack.TextBlockObject{Type: slack.MarkdownType, Text: r.mrkdwnText(txt, textPath), Verbatim: verbatim}
+}
+
+// plainText repairs text written for a plain_text field or a raw_text table
+// cell (where), which show their text as it is: Markdown is rendered as
+// plain text, a link as its label and address.
+func (r *repairer) plainText(s, path, where string) string {
+	if markdownSignals(s) {
+		r.note(path, "markdown_converted", "Markdown in "+where+" rendered as plain text")
+		return plainKeepingLinks(s)
+	}
+	return s
 }
 
 func plainObject(txt string, emoji *bool) *slack.TextBlockObject {

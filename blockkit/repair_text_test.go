@@ -34,6 +34,35 @@ func wantFirstText(typ, text string) func(t *testing.T, msgs []Message) {
 	}
 }
 
+func TestRepairShowsMarkdownInPlainTextAsPlainTextKeepingLinkAddresses(t *testing.T) {
+	t.Parallel()
+	block := func(b string) string { return `[{"blocks":[` + b + `]}]` }
+	runRepairTests(t, []repairTest{
+		{name: "Markdown in a plain_text section reads as plain text, the link's address after its label",
+			messages: block(`{"type":"section","text":{"type":"plain_text","text":"**Bold** in plain text and a [link](https://docs.example.com/plain)"}}`),
+			hasNot:   []string{"**", "]("}, kinds: []string{"markdown_converted"},
+			check: wantFirstText(slack.PlainTextType, "Bold in plain text and a link (https://docs.example.com/plain)")},
+		{name: "Markdown in a plain_text context element reads as plain text",
+			messages: block(`{"type":"context","elements":[{"type":"plain_text","text":"see the [runbook](https://r.example.com/x) **now**"}]}`),
+			check:    wantFirstText(slack.PlainTextType, "see the runbook (https://r.example.com/x) now")},
+		{name: "a Markdown link in a header keeps its address after its label",
+			messages: block(`{"type":"header","text":{"type":"plain_text","text":"Release [notes](https://x.example.com/n)"}}`),
+			check:    wantFirstText(slack.PlainTextType, "Release notes (https://x.example.com/n)")},
+		{name: "a header written as Markdown keeps its link's address",
+			messages: block(`{"type":"header","text":{"type":"markdown","text":"**Q3** [numbers](https://x.io)"}}`),
+			check:    wantFirstText(slack.PlainTextType, "Q3 numbers (https://x.io)")},
+		{name: "a link whose label is its address shows the address once",
+			messages: block(`{"type":"section","text":{"type":"plain_text","text":"**Docs**: [https://d.io/a](https://d.io/a)"}}`),
+			check:    wantFirstText(slack.PlainTextType, "Docs: https://d.io/a")},
+		{name: "a mail link shows its address without mailto",
+			messages: block(`{"type":"section","text":{"type":"plain_text","text":"**Mail** [ops](mailto:ops@x.io)"}}`),
+			check:    wantFirstText(slack.PlainTextType, "Mail ops (ops@x.io)")},
+		{name: "plain_text without Markdown is kept as written",
+			messages: block(`{"type":"section","text":{"type":"plain_text","text":"*Deploy* 2 * 3 ~done~"}}`),
+			check:    wantFirstText(slack.PlainTextType, "*Deploy* 2 * 3 ~done~")},
+	})
+}
+
 func TestRepairUnescapesOnlyTextEscapedTwiceThroughout(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
