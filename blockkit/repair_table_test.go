@@ -27,6 +27,8 @@ func TestRepairKeepsTheAddressOfLinksInTableCells(t *testing.T) {
 			`{"type":"rich_text","elements":[{"type":"link","url":"https://d.example.com/x"}]}`, "https://d.example.com/x"},
 		{"a Slack link token in a raw_text cell with Markdown is its label and address",
 			`{"type":"raw_text","text":"**see** <https://d.example.com/x|docs>"}`, "see docs (https://d.example.com/x)"},
+		{"an entity the model escaped in a raw_text cell shows as its character",
+			`{"type":"raw_text","text":"R&amp;D"}`, "R&D"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -97,11 +97,17 @@ func (r *repairer) textObject(v *jsonish.Value, path, want string) *slack.TextBl
 
 // plainText repairs text written for a plain_text field or a raw_text table
 // cell (where), which show their text as it is: Markdown is rendered as
-// plain text, a link as its label and address.
+// plain text (a link as its label and address), and the entities &amp;
+// &lt; &gt; a model wrote out of mrkdwn habit are decoded once, or the
+// reader would see "&amp;" where it meant "&".
 func (r *repairer) plainText(s, path, where string) string {
 	if markdownSignals(s) {
 		r.note(path, "markdown_converted", "Markdown in "+where+" rendered as plain text")
 		return plainKeepingLinks(s)
+	}
+	if un := entityDecoder.Replace(s); un != s {
+		r.note(path, "entities_unescaped", "entities in "+where+" decoded once: it shows text as written")
+		return un
 	}
 	return s
 }

@@ -63,6 +63,35 @@ func TestRepairShowsMarkdownInPlainTextAsPlainTextKeepingLinkAddresses(t *testin
 	})
 }
 
+func TestRepairDecodesEntitiesWrittenInPlainTextOnce(t *testing.T) {
+	t.Parallel()
+	header := func(s string) string {
+		return `[{"blocks":[{"type":"header","text":{"type":"plain_text","text":` + q(s) + `}}]}]`
+	}
+	cases := []struct {
+		name, in, block, notification string
+	}{
+		{"an ampersand the model escaped shows as an ampersand and is escaped once in the notification",
+			"R&D sync: roadmap &amp; staffing", "R&D sync: roadmap & staffing", "R&amp;D sync: roadmap &amp; staffing"},
+		{"escaped angle brackets show as brackets", "p95 &lt; 200ms &gt; p50", "p95 < 200ms > p50", "p95 &lt; 200ms &gt; p50"},
+		{"an entity's text escaped once shows as the entity's text", "the page shows &amp;amp; raw", "the page shows &amp; raw", "the page shows &amp;amp; raw"},
+		{"text without entities is kept", "a < b & c", "a < b & c", "a &lt; b &amp; c"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			msgs, _ := Repair([]byte(header(tc.in)), "")
+			checkMessages(t, msgs, hasLiteralEntity(tc.in))
+			if got := firstText(t, msgs).Text; got != tc.block {
+				t.Errorf("header %q, want %q", got, tc.block)
+			}
+			if got := msgs[0].Text; got != tc.notification {
+				t.Errorf("notification %q, want %q", got, tc.notification)
+			}
+		})
+	}
+}
+
 func TestRepairUnescapesOnlyTextEscapedTwiceThroughout(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
