@@ -451,10 +451,18 @@ func (v *validator) image(path string, b *slack.ImageBlock) {
 }
 
 func (v *validator) video(path string, b *slack.VideoBlock) {
-	for what, u := range map[string]string{"video_url": b.VideoURL, "thumbnail_url": b.ThumbnailURL} {
-		if !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
-			v.add(path, "%s %q is not an http(s) URL; Slack needs one", what, u)
-		}
+	// The video and its title link must be https; the thumbnail http(s).
+	switch u := b.VideoURL; {
+	case !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://"):
+		v.add(path, "video_url %q is not an http(s) URL; Slack needs one", u)
+	case !strings.HasPrefix(u, "https://"):
+		v.add(path, "video_url %q is not https; Slack needs an https video", u)
+	}
+	if u := b.ThumbnailURL; !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
+		v.add(path, "thumbnail_url %q is not an http(s) URL; Slack needs one", u)
+	}
+	if u := b.TitleURL; u != "" && !strings.HasPrefix(u, "https://") {
+		v.add(path, "title_url %q is not https; Slack needs an https title link", u)
 	}
 	if strings.TrimSpace(b.AltText) == "" {
 		v.add(path, "alt_text is empty; Slack needs it")

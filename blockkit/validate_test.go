@@ -71,6 +71,10 @@ func TestValidateAcceptsGoodMessages(t *testing.T) {
 		}},
 		{Text: "CJK counts characters, not bytes", Blocks: []slack.Block{section(strings.Repeat("字", SlackSectionTextMax))}},
 		{Text: "block values as well as pointers", Blocks: []slack.Block{*section("value"), *slack.NewDividerBlock()}},
+		{Text: "media, lists and grouped options Slack takes", Blocks: []slack.Block{
+			&slack.VideoBlock{Type: slack.MBTVideo, VideoURL: "https://v.io/e", ThumbnailURL: "http://v.io/t.jpg", AltText: "a",
+				Title: plainText("t"), TitleURL: "https://v.io/w"},
+		}},
 	}
 	for i, m := range msgs {
 		if err := Validate(m); err != nil {
@@ -270,6 +274,10 @@ func TestValidateChecksInteractiveAndMediaElements(t *testing.T) {
 		{"an option value of 151 characters", actions(&slack.RadioButtonsBlockElement{Type: slack.METRadioButtons,
 			Options: []*slack.OptionBlockObject{slack.NewOptionBlockObject(strings.Repeat("v", 151), plainText("o"), nil)}}), "value"},
 		{"a video without a thumbnail", &slack.VideoBlock{Type: slack.MBTVideo, VideoURL: "https://v.io", AltText: "a", Title: plainText("t")}, "thumbnail_url"},
+		{"a video whose video_url is http", &slack.VideoBlock{Type: slack.MBTVideo, VideoURL: "http://v.io/e", ThumbnailURL: "https://v.io/t.jpg",
+			AltText: "a", Title: plainText("t")}, "https"},
+		{"a video whose title_url is http", &slack.VideoBlock{Type: slack.MBTVideo, VideoURL: "https://v.io/e", ThumbnailURL: "https://v.io/t.jpg",
+			AltText: "a", Title: plainText("t"), TitleURL: "http://v.io/w"}, "title_url"},
 		{"a rich_text block without elements", &slack.RichTextBlock{Type: slack.MBTRichText}, "elements"},
 		{"an image without alt text", slack.NewImageBlock("https://i.io/a.png", "", "", nil), "alt_text"},
 		{"a section accessory overflow of one option", slack.NewSectionBlock(mrkdwnText("x"), nil,
