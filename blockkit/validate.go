@@ -376,6 +376,27 @@ func (v *validator) element(path string, el slack.BlockElement) {
 			url(fmt.Sprintf("options[%d] url", k), o.URL, false)
 		}
 	}
+	// A static select takes options or option groups, not both.
+	staticOptions := func(opts []*slack.OptionBlockObject, groups []*slack.OptionGroupBlockObject) {
+		if len(groups) == 0 {
+			options(opts, 1, 100, false)
+			return
+		}
+		if len(opts) > 0 {
+			v.add(path, "has both options and option_groups; Slack takes one of them")
+		}
+		if len(groups) > 100 {
+			v.add(path, "has %d option_groups; Slack allows 1 to 100", len(groups))
+		}
+		for k, g := range groups {
+			if g == nil {
+				v.add(path, "option_groups[%d] is null", k)
+				continue
+			}
+			plain(fmt.Sprintf("option_groups[%d] label", k), g.Label, optionTextLimit, true)
+			options(g.Options, 1, 100, false)
+		}
+	}
 	actionID := func(id string) {
 		if Len(id) > actionIDLimit {
 			v.add(path, "action_id is %d characters; Slack allows %d", Len(id), actionIDLimit)
@@ -395,14 +416,14 @@ func (v *validator) element(path string, el slack.BlockElement) {
 	case *slack.SelectBlockElement:
 		plain("placeholder", e.Placeholder, placeholderLimit, false)
 		actionID(e.ActionID)
-		if e.Type == "static_select" && len(e.OptionGroups) == 0 {
-			options(e.Options, 1, 100, false)
+		if e.Type == "static_select" {
+			staticOptions(e.Options, e.OptionGroups)
 		}
 	case *slack.MultiSelectBlockElement:
 		plain("placeholder", e.Placeholder, placeholderLimit, false)
 		actionID(e.ActionID)
-		if e.Type == "multi_static_select" && len(e.OptionGroups) == 0 {
-			options(e.Options, 1, 100, false)
+		if e.Type == "multi_static_select" {
+			staticOptions(e.Options, e.OptionGroups)
 		}
 	case *slack.DatePickerBlockElement:
 		plain("placeholder", e.Placeholder, placeholderLimit, false)

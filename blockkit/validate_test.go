@@ -74,6 +74,8 @@ func TestValidateAcceptsGoodMessages(t *testing.T) {
 		{Text: "media, lists and grouped options Slack takes", Blocks: []slack.Block{
 			&slack.VideoBlock{Type: slack.MBTVideo, VideoURL: "https://v.io/e", ThumbnailURL: "http://v.io/t.jpg", AltText: "a",
 				Title: plainText("t"), TitleURL: "https://v.io/w"},
+			slack.NewActionBlock("", &slack.SelectBlockElement{Type: "static_select", OptionGroups: []*slack.OptionGroupBlockObject{
+				slack.NewOptionGroupBlockElement(plainText("g"), slack.NewOptionBlockObject("v", plainText("o"), nil))}}),
 		}},
 	}
 	for i, m := range msgs {
@@ -278,6 +280,12 @@ func TestValidateChecksInteractiveAndMediaElements(t *testing.T) {
 			AltText: "a", Title: plainText("t")}, "https"},
 		{"a video whose title_url is http", &slack.VideoBlock{Type: slack.MBTVideo, VideoURL: "https://v.io/e", ThumbnailURL: "https://v.io/t.jpg",
 			AltText: "a", Title: plainText("t"), TitleURL: "http://v.io/w"}, "title_url"},
+		{"a static select with both options and option groups", actions(&slack.SelectBlockElement{Type: "static_select", Options: opts(1),
+			OptionGroups: []*slack.OptionGroupBlockObject{slack.NewOptionGroupBlockElement(plainText("g"), opts(1)...)}}), "option_groups"},
+		{"a multi static select with both options and option groups", actions(&slack.MultiSelectBlockElement{Type: "multi_static_select", Options: opts(1),
+			OptionGroups: []*slack.OptionGroupBlockObject{slack.NewOptionGroupBlockElement(plainText("g"), opts(1)...)}}), "option_groups"},
+		{"a static select option group without a label", actions(&slack.SelectBlockElement{Type: "static_select",
+			OptionGroups: []*slack.OptionGroupBlockObject{{Options: opts(1)}}}), "label"},
 		{"a rich_text block without elements", &slack.RichTextBlock{Type: slack.MBTRichText}, "elements"},
 		{"an image without alt text", slack.NewImageBlock("https://i.io/a.png", "", "", nil), "alt_text"},
 		{"a section accessory overflow of one option", slack.NewSectionBlock(mrkdwnText("x"), nil,
