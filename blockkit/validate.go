@@ -528,6 +528,16 @@ func (v *validator) richText(path string, b *slack.RichTextBlock) {
 			if len(e.Elements) == 0 {
 				v.add(path, "%s is an empty list", what)
 			}
+			if e.Style != slack.RTEListBullet && e.Style != slack.RTEListOrdered {
+				v.add(path, "%s list style is %q; Slack takes bullet or ordered", what, e.Style)
+			}
+			for j, item := range e.Elements {
+				if s, ok := item.(*slack.RichTextSection); !ok {
+					v.add(path, "%s item %d is %T; Slack takes rich_text_section items", what, j, item)
+				} else {
+					section(fmt.Sprintf("%s item %d", what, j), s.Elements)
+				}
+			}
 		default:
 			v.add(path, "%s is %T; Slack does not know it", what, e)
 		}
