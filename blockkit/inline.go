@@ -343,9 +343,23 @@ func (w *renderer) link(dest []byte, n ast.Node) {
 		w.raw(" (" + shown + ")")
 	case w.plain:
 		w.inlines(n)
+		if w.linkAddresses && w.flat == 0 {
+			w.raw(addressAfter(url, w.flatLabel(n)))
+		}
 	default:
 		w.linkToken(url, w.flatLabel(n))
 	}
+}
+
+// addressAfter is what follows a link's label in plain text that keeps
+// link addresses: " (url)", or nothing when the label is the address
+// already. A mail address is shown without "mailto:".
+func addressAfter(url, label string) string {
+	shown := strings.TrimPrefix(url, "mailto:")
+	if label = strings.TrimSpace(label); label == url || label == shown {
+		return ""
+	}
+	return " (" + shown + ")"
 }
 
 func (w *renderer) autoLink(n *ast.AutoLink) {

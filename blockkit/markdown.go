@@ -255,7 +255,24 @@ func (w *renderer) slackToken(n *slackToken) {
 		w.raw(string(tok))
 		return
 	}
-	w.raw(readableToken(string(tok[1 : len(tok)-1])))
+	body := string(tok[1 : len(tok)-1])
+	w.raw(readableToken(body))
+	if w.linkAddresses && w.flat == 0 {
+		if url, label, ok := linkTokenParts(body); ok {
+			w.raw(addressAfter(url, label))
+		}
+	}
+}
+
+// linkTokenParts returns the address and label of the body of a link
+// token (<https://x|label>, <mailto:a@b|label>), entities decoded; ok is
+// false for any other token and for a link without a label.
+func linkTokenParts(body string) (url, label string, ok bool) {
+	head, label, hasLabel := strings.Cut(body, "|")
+	if !hasLabel || !webOrMail(head) {
+		return "", "", false
+	}
+	return entityDecoder.Replace(head), entityDecoder.Replace(label), true
 }
 
 // readableToken is the text a reader sees for the body of a <…> token.

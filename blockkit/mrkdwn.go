@@ -38,6 +38,18 @@ func PlainText(markdown string) string {
 	return strings.TrimSpace(w.b.String())
 }
 
+// plainKeepingLinks is PlainText, except that a link's address follows its
+// label in parentheses ("docs (https://d.io)"), for a plain_text field or a
+// table cell, which cannot link: the reader still sees where it leads.
+func plainKeepingLinks(markdown string) string {
+	src := []byte(markdown)
+	doc := parseMarkdown(src)
+	w := newRenderer(src, true)
+	w.linkAddresses = true
+	w.blocks(doc, 2)
+	return strings.TrimSpace(w.b.String())
+}
+
 // Characters Slack never formats, used where Markdown's literal *, _, ~ or `
 // would otherwise pair up into mrkdwn markers. mrkdwn has no escape character,
 // and U+200B next to a marker is how converters make Slack see a marker, not
@@ -64,6 +76,8 @@ type renderer struct {
 	src   []byte
 	b     strings.Builder
 	plain bool
+	// linkAddresses: plain text writes a link's address after its label.
+	linkAddresses bool
 
 	quote     bool     // inside a blockquote: every line starts with "> "
 	indents   []string // list indentation, outermost first

@@ -43,7 +43,9 @@ import (
 //     empty_answer.
 //   - shape: markdown_message, blocks_wrapped, shape_coerced.
 //   - text: markdown_converted, entities_escaped, entities_unescaped
-//     (&amp;gt; and the like written for &gt;), text_wrapped,
+//     (mrkdwn escaped twice throughout, &amp;gt; for &gt;, unescaped once;
+//     an entity in plain_text or a table cell, which show text as written,
+//     decoded), text_wrapped,
 //     text_type_fixed, link_flattened (a link too long for any section
 //     written as its label and address).
 //   - blocks: type_inferred, type_fixed, block_converted,

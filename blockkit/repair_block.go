@@ -488,8 +488,44 @@ func (r *repairer) richText(n *jsonish.Value, path, id string) []slack.Block {
 	if problem := richTextProblem(n); problem != "" {
 		return r.convert(n, path, "rich_text "+problem)
 	}
-	return r.passthrough(n, path, id)
+	return r.passthrough(r.fixListStyles(n, path), path, id)
 }
+
+// fixListStyles gives each rich_text_list of a rich_text block a style
+// Slack takes, bullet or ordered: a numbered style (numbered, number,
+// decimal, ol, …) is ordered, any other bullet. It returns n, or a copy
+// of it with the lists fixed.
+func (r *repairer) fixListStyles(n *jsonish.Value, path string) *jsonish.Value {
+	els := n.Get("elements")
+	var fixed *jsonish.Value
+	for i, e := range els.Vals {
+		style := e.GetString("style")
+		if e.GetString("type") != "rich_text_list" || style == string(slack.RTEListBullet) || style == string(slack.RTEListOrdered) {
+			continue
+		}
+		want := slack.RTEListBullet
+		if numberedStyles[strings.ToLower(strings.TrimSpace(style))] {
+			want = slack.RTEListOrdered
+		}
+		if fixed == nil {
+			fixed = &jsonish.Value{Kind: jsonish.Array, Vals: append([]*jsonish.Value(nil), els.Vals...)}
+		}
+		list := e.Copy()
+		list.Set("style", jsonish.NewString(string(want)))
+		fixed.Vals[i] = list
+		r.note(join(index(join(path, "elements"), i), "style"), "element_fixed", fmt.Sprintf("list style %q read as %q", style, want))
+	}
+	if fixed == nil {
+		return n
+	}
+	n = n.Copy()
+	n.Set("elements", fixed)
+	return n
+}
+
+// numberedStyles are the list styles models write for a numbered list.
+var numberedStyles = map[string]bool{"ordered": true, "numbered": true, "number": true, "numbers": true, "numeric": true,
+	"decimal": true, "ol": true, "1": true, "enumerated": true}
 
 // richTextElements are the parts a rich_text block is made of, and
 // richTextLeaves what their elements are.

@@ -188,10 +188,16 @@ func (r *repairer) button(n *jsonish.Value, path string) (slack.BlockElement, st
 	return b, after
 }
 
+// looseOptionsLabel labels the group that holds a select menu's options
+// given beside its option groups.
+const looseOptionsLabel = "Options"
+
 // fixOptions makes the options of a select menu, checkboxes or radio
 // buttons ones Slack accepts: plain_text labels, a value for each (the label
-// when missing), initial options that are among them. It reports false when
-// no fix keeps every option (none, too many, a label too long).
+// when missing), initial options that are among them. A select menu takes
+// options or option groups, not both: options given beside groups become a
+// group of their own, first. It reports false when no fix keeps every
+// option (none, too many, a label too long).
 func (r *repairer) fixOptions(n *jsonish.Value, path, typ string) bool {
 	limit := optionsMax
 	if typ == "checkboxes" || typ == "radio_buttons" {
@@ -199,6 +205,19 @@ func (r *repairer) fixOptions(n *jsonish.Value, path, typ string) bool {
 	}
 	if groups := n.Get("option_groups"); groups != nil && groups.Kind == jsonish.Array && len(groups.Vals) > 0 && strings.HasSuffix(typ, selectTypesSuffix) {
 		fixed := &jsonish.Value{Kind: jsonish.Array}
+		all := &jsonish.Value{Kind: jsonish.Array} // every option, for the initial ones
+		if loose := n.Get("options"); !isEmptyValue(loose) {
+			opts, ok := r.options(loose, join(path, "options"), limit, false)
+			if !ok {
+				return false
+			}
+			r.note(join(path, "options"), "element_fixed", fmt.Sprintf("options given beside option_groups put in a group of their own, labelled %q", looseOptionsLabel))
+			fg := &jsonish.Value{Kind: jsonish.Object}
+			fg.Set("label", plainTextValue(looseOptionsLabel))
+			fg.Set("options", opts)
+			fixed.Vals = append(fixed.Vals, fg)
+			all.Vals = append(all.Vals, opts.Vals...)
+		}
 		for i, g := range groups.Vals {
 			opts, ok := r.options(g.Get("options"), index(join(path, "option_groups"), i), limit, false)
 			label := r.textObject(g.Get("label"), join(index(join(path, "option_groups"), i), "label"), slack.PlainTextType)
@@ -209,9 +228,11 @@ func (r *repairer) fixOptions(n *jsonish.Value, path, typ string) bool {
 			fg.Set("label", plainTextValue(label.Text))
 			fg.Set("options", opts)
 			fixed.Vals = append(fixed.Vals, fg)
+			all.Vals = append(all.Vals, opts.Vals...)
 		}
 		n.Set("option_groups", fixed)
 		n.Del("options")
+		r.keepInitial(n, path, all)
 		return len(fixed.Vals) <= optionsMax
 	}
 	opts, ok := r.options(n.Get("options"), join(path, "options"), limit, false)

@@ -144,3 +144,55 @@ func wantTypes(types string) func(t *testing.T, msgs []Message) {
 		}
 	}
 }
+
+func TestRepairPutsSelectOptionsGivenBesideOptionGroupsInAGroupOfTheirOwn(t *testing.T) {
+	t.Parallel()
+	groups := `"option_groups":[{"label":{"type":"plain_text","text":"Replicas"},"options":[` +
+		option("replica-eu-1", "r1") + `,` + option("replica-eu-2", "r2") + `]}]`
+	selectOf := func(typ, extra string) string {
+		return actionsOf(`{"type":"` + typ + `","action_id":"pick","options":[` + option("primary-eu", "p") + `],` + groups + extra + `}`)
+	}
+	wantGroups := func(labels ...string) func(t *testing.T, msgs []Message) {
+		return func(t *testing.T, msgs []Message) {
+			var got []*slack.OptionGroupBlockObject
+			var opts []*slack.OptionBlockObject
+			switch el := msgs[0].Blocks[0].(*slack.ActionBlock).Elements.ElementSet[0].(type) {
+			case *slack.SelectBlockElement:
+				got, opts = el.OptionGroups, el.Options
+			case *slack.MultiSelectBlockElement:
+				got, opts = el.OptionGroups, el.Options
+			default:
+				t.Fatalf("element %T, want a select menu", el)
+			}
+			if len(opts) != 0 || len(got) != len(labels) {
+				t.Fatalf("%d options and %d groups, want no options and groups %q", len(opts), len(got), labels)
+			}
+			for i, g := range got {
+				if g.Label.Text != labels[i] {
+					t.Errorf("group %d labelled %q, want %q", i, g.Label.Text, labels[i])
+				}
+			}
+		}
+	}
+	runRepairTests(t, []repairTest{
+		{name: "a static select with options and option groups keeps the options as a group before the others",
+			messages: selectOf("static_select", ""),
+			has:      []string{"primary-eu", "replica-eu-1", "replica-eu-2", "Replicas"}, kinds: []string{"element_fixed"},
+			check: wantGroups(looseOptionsLabel, "Replicas")},
+		{name: "a multi static select with options and option groups keeps them all",
+			messages: selectOf("multi_static_select", ""),
+			has:      []string{"primary-eu", "replica-eu-1"}, kinds: []string{"element_fixed"},
+			check: wantGroups(looseOptionsLabel, "Replicas")},
+		{name: "an initial option among the loose options stays, matched to its group's option",
+			messages: selectOf("static_select", `,"initial_option":`+option("primary-eu", "p")),
+			check: func(t *testing.T, msgs []Message) {
+				el := msgs[0].Blocks[0].(*slack.ActionBlock).Elements.ElementSet[0].(*slack.SelectBlockElement)
+				if el.InitialOption == nil || el.InitialOption.Value != "p" {
+					t.Errorf("initial option %#v, want primary-eu", el.InitialOption)
+				}
+			}},
+		{name: "an initial option in no group is dropped",
+			messages: selectOf("static_select", `,"initial_option":`+option("ap-south", "ap")),
+			hasNot:   []string{"ap-south"}, kinds: []string{"element_fixed"}, check: wantGroups(looseOptionsLabel, "Replicas")},
+	})
+}

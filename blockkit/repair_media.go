@@ -91,8 +91,9 @@ func (r *repairer) image(n *jsonish.Value, path, id string) []slack.Block {
 }
 
 // video rebuilds a video block, which Slack accepts only with a title, an
-// http(s) video and thumbnail URL and alt text; without them it becomes text
-// that links to the video.
+// https video URL, an http(s) thumbnail URL and alt text; without them it
+// becomes text that links to the video. A title link Slack would refuse
+// (not https) is shown after the video.
 func (r *repairer) video(n *jsonish.Value, path, id string) []slack.Block {
 	videoURL := strings.TrimSpace(n.GetString("video_url"))
 	thumb := strings.TrimSpace(n.GetString("thumbnail_url"))
@@ -100,8 +101,8 @@ func (r *repairer) video(n *jsonish.Value, path, id string) []slack.Block {
 	desc := r.textObject(n.Get("description"), join(path, "description"), slack.PlainTextType)
 	author := strings.TrimSpace(n.GetString("author_name"))
 	switch {
-	case !isWebURL(videoURL) || !isWebURL(thumb) || title == nil:
-		return r.convert(n, path, "video without a title, an http(s) video_url or a thumbnail_url")
+	case !isHTTPSURL(videoURL) || !isWebURL(thumb) || title == nil:
+		return r.convert(n, path, "video without a title, an https video_url or an http(s) thumbnail_url")
 	case Len(title.Text) > videoTitleMax || desc != nil && Len(desc.Text) > videoDescMax || Len(author) > videoAuthorMax:
 		return r.convert(n, path, "video title, description or author over Slack's length")
 	}
@@ -113,11 +114,22 @@ func (r *repairer) video(n *jsonish.Value, path, id string) []slack.Block {
 	v := &slack.VideoBlock{Type: slack.MBTVideo, BlockID: id, VideoURL: videoURL, ThumbnailURL: thumb,
 		AltText: alt, Title: title, Description: desc, AuthorName: author,
 		ProviderName: n.GetString("provider_name")}
-	if u := n.GetString("title_url"); isWebURL(u) {
+	out := []slack.Block{v}
+	switch u := strings.TrimSpace(n.GetString("title_url")); {
+	case isHTTPSURL(u):
 		v.TitleURL = u
+	case isWebURL(u):
+		r.note(join(path, "title_url"), "element_fixed", "title_url that is not https shown as a link after the video")
+		out = append(out, r.textSections(slackLink(u, title.Text), join(path, "title_url"))...)
 	}
 	if u := n.GetString("provider_icon_url"); isWebURL(u) {
 		v.ProviderIconURL = u
 	}
-	return []slack.Block{v}
+	return out
+}
+
+// isHTTPSURL reports whether u is a web URL Slack takes (see isWebURL)
+// that is https, as a video and its title link must be.
+func isHTTPSURL(u string) bool {
+	return isWebURL(u) && strings.HasPrefix(u, "https://")
 }

@@ -214,7 +214,18 @@ func (r *repairer) markdownBlocks(s string) []slack.Block {
 // and salvaged holds its words.
 func (r *repairer) jsonInString(s, path string, depth int) (v *jsonish.Value, salvaged []slack.Block, ok bool) {
 	t := strings.TrimSpace(s)
-	if depth >= maxStringDepth || len(t) < 2 || !strings.ContainsAny(t[:1], "[{`~") {
+	if depth >= maxStringDepth || len(t) < 2 {
+		return nil, nil, false
+	}
+	if t[0] == '"' {
+		// JSON encoded once more: a JSON string whose text is JSON again.
+		if v, err := jsonish.Parse([]byte(t)); err == nil && v.Kind == jsonish.String && startsLikeJSON(v.Str) {
+			r.note(path, "json_decoded", "JSON encoded as a string once more")
+			return v, nil, true
+		}
+		return nil, nil, false
+	}
+	if !startsLikeJSON(t) {
 		return nil, nil, false
 	}
 	v, fixes, err := jsonish.Decode(t)
@@ -231,6 +242,13 @@ func (r *repairer) jsonInString(s, path string, depth int) (v *jsonish.Value, sa
 		return nil, r.salvaged(t, path, err), true
 	}
 	return nil, nil, false
+}
+
+// startsLikeJSON reports whether s, trimmed, starts the way JSON a model
+// wrote does: an object, an array, a string, or a code fence.
+func startsLikeJSON(s string) bool {
+	t := strings.TrimSpace(s)
+	return len(t) >= 2 && strings.ContainsAny(t[:1], "[{\"`~")
 }
 
 // fencedPayload finds Block Kit JSON in a ``` fence inside Markdown text,

@@ -103,3 +103,29 @@ func TestRepairRecoversTheShapesModelsEmit(t *testing.T) {
 			has:      []string{"Deploy finished"}},
 	})
 }
+
+func TestRepairDecodesJSONEncodedAsAStringSeveralTimes(t *testing.T) {
+	t.Parallel()
+	const blocks = `[{"blocks":[{"type":"header","text":{"type":"plain_text","text":"Nightly backup"}},` +
+		`{"type":"section","text":{"type":"mrkdwn","text":"All *14* databases"}}]}]`
+	report := func(messages string) string { return `{"messages":` + messages + `}` }
+	runRepairTests(t, []repairTest{
+		{name: "Block Kit JSON encoded as a string twice is read as its blocks",
+			report: report(q(q(blocks))),
+			has:    []string{"Nightly backup", "All *14* databases"}, hasNot: []string{"plain_text", "mrkdwn", `"blocks"`},
+			kinds: []string{"json_decoded"}, check: wantTypes("header section")},
+		{name: "Block Kit JSON encoded as a string three times is read as its blocks",
+			report: report(q(q(q(blocks)))),
+			has:    []string{"Nightly backup", "All *14* databases"}, hasNot: []string{"plain_text", "mrkdwn", `"blocks"`},
+			kinds: []string{"json_decoded"}, check: wantTypes("header section")},
+		{name: "a block encoded twice in a list of blocks is read as the block",
+			messages: `[{"blocks":[` + q(q(`{"type":"section","text":{"type":"mrkdwn","text":"hi there"}}`)) + `]}]`,
+			has:      []string{"hi there"}, hasNot: []string{"mrkdwn", `"type"`}, check: wantTypes("section")},
+		{name: "a quoted sentence stays Markdown",
+			messages: `[` + q(`"Done" was all it said`) + `]`,
+			has:      []string{`"Done" was all it said`}},
+		{name: "a quoted phrase that holds no JSON stays as written",
+			messages: `[` + q(q(`all green`)) + `]`,
+			has:      []string{`"all green"`}},
+	})
+}

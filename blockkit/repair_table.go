@@ -150,7 +150,8 @@ func (r *repairer) tableAsText(rows [][]string, id, path, reason string) []slack
 	return r.sections(&slack.TextBlockObject{Type: slack.MarkdownType, Text: text}, id, path)
 }
 
-// cellText reads one table cell as plain text.
+// cellText reads one table cell as the plain text of a raw_text cell (see
+// plainText): Markdown rendered, links as their label and address.
 func (r *repairer) cellText(c *jsonish.Value, path string) string {
 	var s string
 	switch c.Kind {
@@ -167,15 +168,17 @@ func (r *repairer) cellText(c *jsonish.Value, path string) string {
 				s = c.Get("value").Text()
 			}
 		default:
-			s = mrkdwnPlain(readable(c))
+			// A rich_text cell (or another kind) reads as its words, its
+			// links as label and address.
+			s = readable(c)
+			if markdownSignals(s) {
+				r.note(path, "markdown_converted", "Markdown in a table cell rendered as plain text")
+				return collapseSpaces(plainKeepingLinks(s))
+			}
+			return collapseSpaces(mrkdwnPlainLinks(s))
 		}
 	case jsonish.Array:
 		s = readable(c)
 	}
-	s = collapseSpaces(s)
-	if markdownSignals(s) {
-		r.note(path, "markdown_converted", "Markdown in a table cell rendered as plain text")
-		s = strings.TrimSpace(PlainText(s))
-	}
-	return s
+	return strings.TrimSpace(r.plainText(collapseSpaces(s), path, "a table cell"))
 }

@@ -72,9 +72,9 @@ var repairCases = []repairCase{
 		changes:  []string{"messages[0].blocks[0].text text_wrapped"},
 	},
 	{
-		name:     "a mrkdwn header becomes plain_text without markers or link syntax",
+		name:     "a mrkdwn header becomes plain_text without markers or link syntax, its link's address after the label",
 		messages: `[{"blocks":[{"type":"header","text":{"type":"mrkdwn","text":"*Q3* <https://x.io|numbers>"}}]}]`,
-		want:     `[{"text":"Q3 numbers","blocks":[{"type":"header","text":{"type":"plain_text","text":"Q3 numbers"}}]}]`,
+		want:     `[{"text":"Q3 numbers (https://x.io)","blocks":[{"type":"header","text":{"type":"plain_text","text":"Q3 numbers (https://x.io)"}}]}]`,
 		changes:  []string{"messages[0].blocks[0].text text_type_fixed"},
 	},
 	{

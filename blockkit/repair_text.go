@@ -77,7 +77,7 @@ func (r *repairer) textObject(v *jsonish.Value, path, want string) *slack.TextBl
 			// Written as Markdown on purpose: convert it whatever it holds.
 			r.note(join(path, "type"), "text_type_fixed", `text type "markdown" converted to mrkdwn`)
 			if want == slack.PlainTextType {
-				return plainObject(PlainText(txt), emoji)
+				return plainObject(plainKeepingLinks(txt), emoji)
 			}
 			return &slack.TextBlockObject{Type: slack.MarkdownType, Text: r.convertMarkdown(txt, textPath, false)}
 		default:
@@ -85,20 +85,31 @@ func (r *repairer) textObject(v *jsonish.Value, path, want string) *slack.TextBl
 			typ = orWant()
 		}
 	}
-	if want == slack.PlainTextType {
-		if typ == slack.MarkdownType {
-			r.note(path, "text_type_fixed", "mrkdwn where only plain_text is allowed")
-			txt = mrkdwnPlain(txt)
-		} else if markdownSignals(txt) {
-			r.note(textPath, "markdown_converted", "Markdown in plain_text rendered as plain text")
-			txt = PlainText(txt)
-		}
-		return plainObject(txt, emoji)
+	if want == slack.PlainTextType && typ == slack.MarkdownType {
+		r.note(path, "text_type_fixed", "mrkdwn where only plain_text is allowed")
+		return plainObject(mrkdwnPlainLinks(txt), emoji)
 	}
 	if typ == slack.PlainTextType {
-		return plainObject(txt, emoji)
+		return plainObject(r.plainText(txt, textPath, "plain_text"), emoji)
 	}
 	return &slack.TextBlockObject{Type: slack.MarkdownType, Text: r.mrkdwnText(txt, textPath), Verbatim: verbatim}
+}
+
+// plainText repairs text written for a plain_text field or a raw_text table
+// cell (where), which show their text as it is: Markdown is rendered as
+// plain text (a link as its label and address), and the entities &amp;
+// &lt; &gt; a model wrote out of mrkdwn habit are decoded once, or the
+// reader would see "&amp;" where it meant "&".
+func (r *repairer) plainText(s, path, where string) string {
+	if markdownSignals(s) {
+		r.note(path, "markdown_converted", "Markdown in "+where+" rendered as plain text")
+		return plainKeepingLinks(s)
+	}
+	if un := entityDecoder.Replace(s); un != s {
+		r.note(path, "entities_unescaped", "entities in "+where+" decoded once: it shows text as written")
+		return un
+	}
+	return s
 }
 
 func plainObject(txt string, emoji *bool) *slack.TextBlockObject {
@@ -109,14 +120,14 @@ func plainObject(txt string, emoji *bool) *slack.TextBlockObject {
 }
 
 // mrkdwnText repairs text written for a mrkdwn field: Markdown is converted,
-// bare &, < and > are escaped, an escape written twice (&amp;gt;) is undone
-// once, valid mrkdwn is kept as it is. In text that mixes the dialects a
-// single-star *x* stays bold: the model was told to write mrkdwn, where that
-// is bold, and italic reads _x_ in both dialects.
+// bare &, < and > are escaped, a text escaped twice throughout (&amp;gt;)
+// is unescaped once, valid mrkdwn is kept as it is. In text that mixes the
+// dialects a single-star *x* stays bold: the model was told to write
+// mrkdwn, where that is bold, and italic reads _x_ in both dialects.
 func (r *repairer) mrkdwnText(s, path string) string {
-	if un := undoDoubleEscapes(s); un != s {
+	if escapedTwice(s) {
 		r.note(path, "entities_unescaped", "entities escaped twice (&amp;gt;) unescaped once")
-		s = un
+		s = undoDoubleEscapes(s)
 	}
 	if markdownSignals(s) {
 		return r.convertMarkdown(s, path, true)
@@ -126,6 +137,25 @@ func (r *repairer) mrkdwnText(s, path string) string {
 		r.note(path, "entities_escaped", "bare &, < or > escaped")
 	}
 	return out
+}
+
+// escapedTwice reports whether every entity of mrkdwn s is escaped twice
+// (&amp;gt; for &gt;), as when a model escaped text that was escaped
+// already. A text that also holds an entity escaped once is escaped
+// correctly, and its &amp;amp; shows the text "&amp;" on purpose.
+func escapedTwice(s string) bool {
+	twice := false
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] != '&':
+		case strings.HasPrefix(s[i:], "&amp;amp;"), strings.HasPrefix(s[i:], "&amp;lt;"), strings.HasPrefix(s[i:], "&amp;gt;"):
+			twice = true
+			i += len("&amp;") - 1
+		case entityLen(s[i:]) > 0:
+			return false
+		}
+	}
+	return twice
 }
 
 // undoDoubleEscapes replaces &amp;amp; &amp;lt; &amp;gt; by the single

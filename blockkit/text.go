@@ -253,8 +253,9 @@ func safeEnd(s string, cut int) int {
 // stays, and every token reads as readableToken shows it (a link as its
 // label, a mention as @name). With escaped the result is still mrkdwn,
 // escaped once: its entities stay. Without, it is plain text: entities are
-// decoded.
-func readMrkdwn(b *strings.Builder, s string, limit int, escaped bool) {
+// decoded, and with links a labelled link's address follows its label in
+// parentheses.
+func readMrkdwn(b *strings.Builder, s string, limit int, escaped, links bool) {
 	// Markers pair within a line, so the lines past the limit do not
 	// matter; nor, for a notification, does much of a long line after it.
 	if bound := 2*limit + 256; len(s) > bound {
@@ -310,6 +311,9 @@ func readMrkdwn(b *strings.Builder, s string, limit int, escaped bool) {
 			}
 			body := readableToken(s[i+1 : i+k-1])
 			write(pick(escaped, escapeBare(body), entityDecoder.Replace(body)))
+			if url, label, ok := linkTokenParts(s[i+1 : i+k-1]); ok && links && !escaped {
+				write(addressAfter(url, label))
+			}
 			i += k
 		case c == '&':
 			if e := entityLen(s[i:]); e > 0 {
@@ -356,10 +360,19 @@ func pick(cond bool, yes, no string) string {
 }
 
 // mrkdwnPlain is the plain text a person reads in mrkdwn s (see readMrkdwn),
-// for a plain_text field.
+// links as their labels: for alt text and titles beside their own link.
 func mrkdwnPlain(s string) string {
 	var b strings.Builder
-	readMrkdwn(&b, s, Len(s)+1, false)
+	readMrkdwn(&b, s, Len(s)+1, false, false)
+	return b.String()
+}
+
+// mrkdwnPlainLinks is mrkdwnPlain with each labelled link's address after
+// its label ("the run (https://x.io)"): for a plain_text field or a table
+// cell, which cannot link, so the reader still sees where a link leads.
+func mrkdwnPlainLinks(s string) string {
+	var b strings.Builder
+	readMrkdwn(&b, s, Len(s)+1, false, true)
 	return b.String()
 }
 
@@ -415,7 +428,7 @@ func appendBlockText(b *strings.Builder, blk slack.Block) {
 			return
 		}
 		if t.Type == slack.MarkdownType {
-			readMrkdwn(b, t.Text, 2*fallbackChars, true)
+			readMrkdwn(b, t.Text, 2*fallbackChars, true, false)
 		} else {
 			b.WriteString(mrkdwnEscaper.Replace(t.Text))
 		}

@@ -376,6 +376,27 @@ func (v *validator) element(path string, el slack.BlockElement) {
 			url(fmt.Sprintf("options[%d] url", k), o.URL, false)
 		}
 	}
+	// A static select takes options or option groups, not both.
+	staticOptions := func(opts []*slack.OptionBlockObject, groups []*slack.OptionGroupBlockObject) {
+		if len(groups) == 0 {
+			options(opts, 1, 100, false)
+			return
+		}
+		if len(opts) > 0 {
+			v.add(path, "has both options and option_groups; Slack takes one of them")
+		}
+		if len(groups) > 100 {
+			v.add(path, "has %d option_groups; Slack allows 1 to 100", len(groups))
+		}
+		for k, g := range groups {
+			if g == nil {
+				v.add(path, "option_groups[%d] is null", k)
+				continue
+			}
+			plain(fmt.Sprintf("option_groups[%d] label", k), g.Label, optionTextLimit, true)
+			options(g.Options, 1, 100, false)
+		}
+	}
 	actionID := func(id string) {
 		if Len(id) > actionIDLimit {
 			v.add(path, "action_id is %d characters; Slack allows %d", Len(id), actionIDLimit)
@@ -395,14 +416,14 @@ func (v *validator) element(path string, el slack.BlockElement) {
 	case *slack.SelectBlockElement:
 		plain("placeholder", e.Placeholder, placeholderLimit, false)
 		actionID(e.ActionID)
-		if e.Type == "static_select" && len(e.OptionGroups) == 0 {
-			options(e.Options, 1, 100, false)
+		if e.Type == "static_select" {
+			staticOptions(e.Options, e.OptionGroups)
 		}
 	case *slack.MultiSelectBlockElement:
 		plain("placeholder", e.Placeholder, placeholderLimit, false)
 		actionID(e.ActionID)
-		if e.Type == "multi_static_select" && len(e.OptionGroups) == 0 {
-			options(e.Options, 1, 100, false)
+		if e.Type == "multi_static_select" {
+			staticOptions(e.Options, e.OptionGroups)
 		}
 	case *slack.DatePickerBlockElement:
 		plain("placeholder", e.Placeholder, placeholderLimit, false)
@@ -451,10 +472,18 @@ func (v *validator) image(path string, b *slack.ImageBlock) {
 }
 
 func (v *validator) video(path string, b *slack.VideoBlock) {
-	for what, u := range map[string]string{"video_url": b.VideoURL, "thumbnail_url": b.ThumbnailURL} {
-		if !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
-			v.add(path, "%s %q is not an http(s) URL; Slack needs one", what, u)
-		}
+	// The video and its title link must be https; the thumbnail http(s).
+	switch u := b.VideoURL; {
+	case !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://"):
+		v.add(path, "video_url %q is not an http(s) URL; Slack needs one", u)
+	case !strings.HasPrefix(u, "https://"):
+		v.add(path, "video_url %q is not https; Slack needs an https video", u)
+	}
+	if u := b.ThumbnailURL; !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
+		v.add(path, "thumbnail_url %q is not an http(s) URL; Slack needs one", u)
+	}
+	if u := b.TitleURL; u != "" && !strings.HasPrefix(u, "https://") {
+		v.add(path, "title_url %q is not https; Slack needs an https title link", u)
 	}
 	if strings.TrimSpace(b.AltText) == "" {
 		v.add(path, "alt_text is empty; Slack needs it")
@@ -498,6 +527,16 @@ func (v *validator) richText(path string, b *slack.RichTextBlock) {
 		case *slack.RichTextList:
 			if len(e.Elements) == 0 {
 				v.add(path, "%s is an empty list", what)
+			}
+			if e.Style != slack.RTEListBullet && e.Style != slack.RTEListOrdered {
+				v.add(path, "%s list style is %q; Slack takes bullet or ordered", what, e.Style)
+			}
+			for j, item := range e.Elements {
+				if s, ok := item.(*slack.RichTextSection); !ok {
+					v.add(path, "%s item %d is %T; Slack takes rich_text_section items", what, j, item)
+				} else {
+					section(fmt.Sprintf("%s item %d", what, j), s.Elements)
+				}
 			}
 		default:
 			v.add(path, "%s is %T; Slack does not know it", what, e)

@@ -71,6 +71,14 @@ func TestValidateAcceptsGoodMessages(t *testing.T) {
 		}},
 		{Text: "CJK counts characters, not bytes", Blocks: []slack.Block{section(strings.Repeat("字", SlackSectionTextMax))}},
 		{Text: "block values as well as pointers", Blocks: []slack.Block{*section("value"), *slack.NewDividerBlock()}},
+		{Text: "media, lists and grouped options Slack takes", Blocks: []slack.Block{
+			&slack.VideoBlock{Type: slack.MBTVideo, VideoURL: "https://v.io/e", ThumbnailURL: "http://v.io/t.jpg", AltText: "a",
+				Title: plainText("t"), TitleURL: "https://v.io/w"},
+			slack.NewRichTextBlock("", slack.NewRichTextList(slack.RTEListOrdered, 0,
+				slack.NewRichTextSection(slack.NewRichTextSectionTextElement("first", nil)))),
+			slack.NewActionBlock("", &slack.SelectBlockElement{Type: "static_select", OptionGroups: []*slack.OptionGroupBlockObject{
+				slack.NewOptionGroupBlockElement(plainText("g"), slack.NewOptionBlockObject("v", plainText("o"), nil))}}),
+		}},
 	}
 	for i, m := range msgs {
 		if err := Validate(m); err != nil {
@@ -270,6 +278,22 @@ func TestValidateChecksInteractiveAndMediaElements(t *testing.T) {
 		{"an option value of 151 characters", actions(&slack.RadioButtonsBlockElement{Type: slack.METRadioButtons,
 			Options: []*slack.OptionBlockObject{slack.NewOptionBlockObject(strings.Repeat("v", 151), plainText("o"), nil)}}), "value"},
 		{"a video without a thumbnail", &slack.VideoBlock{Type: slack.MBTVideo, VideoURL: "https://v.io", AltText: "a", Title: plainText("t")}, "thumbnail_url"},
+		{"a video whose video_url is http", &slack.VideoBlock{Type: slack.MBTVideo, VideoURL: "http://v.io/e", ThumbnailURL: "https://v.io/t.jpg",
+			AltText: "a", Title: plainText("t")}, "https"},
+		{"a video whose title_url is http", &slack.VideoBlock{Type: slack.MBTVideo, VideoURL: "https://v.io/e", ThumbnailURL: "https://v.io/t.jpg",
+			AltText: "a", Title: plainText("t"), TitleURL: "http://v.io/w"}, "title_url"},
+		{"a rich_text list styled numbered", slack.NewRichTextBlock("", slack.NewRichTextList("numbered", 0,
+			slack.NewRichTextSection(slack.NewRichTextSectionTextElement("a", nil)))), "style"},
+		{"a rich_text list without a style", slack.NewRichTextBlock("", slack.NewRichTextList("", 0,
+			slack.NewRichTextSection(slack.NewRichTextSectionTextElement("a", nil)))), "style"},
+		{"a rich_text list whose item is a quote", slack.NewRichTextBlock("", slack.NewRichTextList(slack.RTEListBullet, 0,
+			&slack.RichTextQuote{Type: slack.RTEQuote, Elements: []slack.RichTextSectionElement{slack.NewRichTextSectionTextElement("a", nil)}})), "rich_text_section"},
+		{"a static select with both options and option groups", actions(&slack.SelectBlockElement{Type: "static_select", Options: opts(1),
+			OptionGroups: []*slack.OptionGroupBlockObject{slack.NewOptionGroupBlockElement(plainText("g"), opts(1)...)}}), "option_groups"},
+		{"a multi static select with both options and option groups", actions(&slack.MultiSelectBlockElement{Type: "multi_static_select", Options: opts(1),
+			OptionGroups: []*slack.OptionGroupBlockObject{slack.NewOptionGroupBlockElement(plainText("g"), opts(1)...)}}), "option_groups"},
+		{"a static select option group without a label", actions(&slack.SelectBlockElement{Type: "static_select",
+			OptionGroups: []*slack.OptionGroupBlockObject{{Options: opts(1)}}}), "label"},
 		{"a rich_text block without elements", &slack.RichTextBlock{Type: slack.MBTRichText}, "elements"},
 		{"an image without alt text", slack.NewImageBlock("https://i.io/a.png", "", "", nil), "alt_text"},
 		{"a section accessory overflow of one option", slack.NewSectionBlock(mrkdwnText("x"), nil,
