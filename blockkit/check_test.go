@@ -73,8 +73,9 @@ func checkMessages(t *testing.T, msgs []Message, literalEntities bool) {
 	}
 }
 
-// mrkdwnTexts returns every mrkdwn text object's text in a message.
-func mrkdwnTexts(t *testing.T, m Message) []string {
+// blocksValue returns a message's blocks as generic JSON values, the way
+// Slack receives them.
+func blocksValue(t *testing.T, m Message) any {
 	t.Helper()
 	data, err := json.Marshal(m.Blocks)
 	if err != nil {
@@ -84,6 +85,13 @@ func mrkdwnTexts(t *testing.T, m Message) []string {
 	if err := json.Unmarshal(data, &v); err != nil {
 		t.Fatalf("unmarshal blocks: %v", err)
 	}
+	return v
+}
+
+// mrkdwnTexts returns every mrkdwn text object's text in a message.
+func mrkdwnTexts(t *testing.T, m Message) []string {
+	t.Helper()
+	v := blocksValue(t, m)
 	var out []string
 	var walk func(v any)
 	walk = func(v any) {

@@ -192,15 +192,7 @@ func fuzzCollect(t *testing.T, msgs []Message) fuzzOutput {
 	t.Helper()
 	var strs []string
 	for _, m := range msgs {
-		data, err := json.Marshal(m.Blocks)
-		if err != nil {
-			t.Fatalf("marshal blocks: %v", err)
-		}
-		var v any
-		if err := json.Unmarshal(data, &v); err != nil {
-			t.Fatalf("unmarshal blocks: %v", err)
-		}
-		fuzzStrings(v, "", &strs)
+		fuzzStrings(blocksValue(t, m), "", &strs)
 	}
 	raw := strings.Join(strs, "\n")
 	txt := strings.ReplaceAll(raw, "\u200b", "")
