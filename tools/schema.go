@@ -39,11 +39,11 @@ func CompileSchema(doc json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema is not valid JSON: %w", err)
 	}
-	return CompileSchemaValue(v)
+	return compileSchemaValue(v)
 }
 
-// CompileSchemaValue compiles a schema already decoded into Go values.
-func CompileSchemaValue(v any) (*Schema, error) {
+// compileSchemaValue compiles a schema already decoded into Go values.
+func compileSchemaValue(v any) (*Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	const loc = "mem:///schema.json"
