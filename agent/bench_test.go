@@ -37,7 +37,10 @@ func (p *benchProvider) Complete(_ context.Context, req *llm.Request) (*llm.Resp
 }
 
 // benchTools offers n tools with a small object schema; each answers "ok".
-type benchTools struct{ n int }
+type benchTools struct {
+	tools.Base
+	n int
+}
 
 func (b benchTools) Namespace() string { return "bench" }
 
@@ -62,10 +65,7 @@ func (benchTools) Call(context.Context, tools.Call) (tools.Result, error) {
 func BenchmarkSessionTurn(b *testing.B) {
 	const turnsPerSession = 10
 	ctx := context.Background()
-	orch, err := tools.New(ctx, tools.Options{MaxResultBytes: config.DefaultToolResponseMaxByte}, benchTools{n: 100})
-	if err != nil {
-		b.Fatal(err)
-	}
+	orch := tools.New(ctx, tools.Options{MaxResultBytes: config.DefaultToolResponseMaxByte}, benchTools{n: 100})
 	p := &benchProvider{
 		turns: turnsPerSession,
 		toolCall: llm.Response{Provider: "bench", Model: "m", FinishReason: llm.FinishToolCalls, Message: llm.Message{Role: llm.RoleAssistant,

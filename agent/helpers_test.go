@@ -141,11 +141,7 @@ func newHarness(t *testing.T, opts ...option) *harness {
 	}
 	var orch *tools.Orchestrator
 	if len(c.providers) > 0 {
-		var err error
-		orch, err = tools.New(context.Background(), c.orchOpts, c.providers...)
-		if err != nil {
-			t.Fatalf("tools.New: %v", err)
-		}
+		orch = tools.New(context.Background(), c.orchOpts, c.providers...)
 	}
 	h := &harness{t: t, srv: srv, agent: a, events: &eventLog{}, format: c.format}
 	h.runner = &Runner{
@@ -550,6 +546,11 @@ type fn struct {
 type toolbox map[string]fn
 
 func (toolbox) Namespace() string { return "test" }
+
+// Instructions, Warmup and Close: a toolbox holds nothing.
+func (toolbox) Instructions() string { return "" }
+func (toolbox) Warmup(context.Context) error { return nil }
+func (toolbox) Close() error { return nil }
 
 func (b toolbox) Tools(context.Context) ([]tools.Tool, error) {
 	names := make([]string, 0, len(b))

@@ -19,12 +19,21 @@ type Config struct {
 	AgentsDir  string               `yaml:"agents_dir"`
 	Defaults   AgentDefaults        `yaml:"defaults"`
 	MCPServers map[string]MCPServer `yaml:"mcp_servers"`
-	RestTools  map[string]RestTool  `yaml:"rest_tools"`
-	Queues     map[string]Queue     `yaml:"queues"`
-	ToolOutput ToolOutput           `yaml:"tool_output"`
-	Slack      Slack                `yaml:"slack"`
-	State      State                `yaml:"state"`
-	Log        Log                  `yaml:"log"`
+	// MCPInitConcurrency is how many MCP servers start at once (default 4).
+	MCPInitConcurrency int                 `yaml:"mcp_init_concurrency"`
+	RestTools          map[string]RestTool `yaml:"rest_tools"`
+	// OpenAPI imports every operation of an OpenAPI 3 document as a REST
+	// tool, named rest__<name>_<operationId>.
+	OpenAPI map[string]OpenAPI `yaml:"openapi"`
+	Queues  map[string]Queue   `yaml:"queues"`
+	// MaxAgentDepth bounds how deep sub-agents may call sub-agents (default
+	// 3: a top-level agent, its sub-agents and theirs). Router hand-offs
+	// count as a level too.
+	MaxAgentDepth int        `yaml:"max_agent_depth"`
+	ToolOutput    ToolOutput `yaml:"tool_output"`
+	Slack         Slack      `yaml:"slack"`
+	State         State      `yaml:"state"`
+	Log           Log        `yaml:"log"`
 
 	// Path is the file the configuration was read from.
 	Path string `yaml:"-"`
@@ -101,6 +110,8 @@ const (
 	DefaultToolTimeout         = 300 * time.Second
 	DefaultMaxSessionDuration  = 10 * time.Minute
 	DefaultToolResponseMaxByte = 12288
+	DefaultMCPInitConcurrency  = 4
+	DefaultMaxAgentDepth       = 3
 	// DefaultRestrictionMessage is the reminder sent under restrict_output;
 	// it names both ways to end: finish and the final report tool.
 	DefaultRestrictionMessage = "Do not produce a final answer directly. Before finishing, call a tool. " +
@@ -178,34 +189,82 @@ type Router struct {
 	Destinations []string `yaml:"destinations"`
 }
 
-// MCPServer configures one MCP server (filled in by the tools issue).
+// MCPServer configures one MCP server. Its tools are offered as
+// <server>__<tool>.
 type MCPServer struct {
-	Type        string            `yaml:"type"` // stdio | http | sse
-	Command     string            `yaml:"command"`
-	Args        []string          `yaml:"args"`
-	Env         map[string]string `yaml:"env"`
-	URL         string            `yaml:"url"`
-	Headers     map[string]Secret `yaml:"headers"`
-	Enabled     *bool             `yaml:"enabled"`
-	ToolsAllow  []string          `yaml:"tools_allowed"`
-	ToolsDeny   []string          `yaml:"tools_denied"`
-	Queue       string            `yaml:"queue"`
-	Timeout     Duration          `yaml:"timeout"`
-	Cache       Duration          `yaml:"cache"`
-	Description string            `yaml:"description"`
+	Type    string            `yaml:"type"` // stdio | http | sse (default: stdio with command, http with url)
+	Command string            `yaml:"command"`
+	Args    []string          `yaml:"args"`
+	Env     map[string]Secret `yaml:"env"` // added to the server's environment (stdio)
+	Cwd     string            `yaml:"cwd"` // working directory (stdio), relative to the config file
+	URL     string            `yaml:"url"`
+	Headers map[string]Secret `yaml:"headers"` // sent with every request (http, sse)
+	Enabled *bool             `yaml:"enabled"`
+	// ToolsAllow and ToolsDeny are globs over the server's own tool names;
+	// a tool is offered when it matches an allow glob (or there are none)
+	// and no deny glob.
+	ToolsAllow []string `yaml:"tools_allowed"`
+	ToolsDeny  []string `yaml:"tools_denied"`
+	Queue      string   `yaml:"queue"`
+	Timeout    Duration `yaml:"timeout"` // per call; 0 = the agent's tool_timeout
+	// Cache keeps successful results of identical calls this long (0 =
+	// never); ToolsCache overrides it per tool (by the server's own name).
+	Cache      Duration            `yaml:"cache"`
+	ToolsCache map[string]Duration `yaml:"tools_cache"`
+	// HealthProbe is how a running server is checked: ping (default) or
+	// list_tools.
+	HealthProbe string `yaml:"health_probe"`
+	Description string `yaml:"description"`
 }
 
 // RestTool configures one REST endpoint exposed as rest__<name>.
 type RestTool struct {
 	Description string            `yaml:"description"`
-	Method      string            `yaml:"method"`
-	URL         string            `yaml:"url"`
+	Method      string            `yaml:"method"` // default GET
+	URL         string            `yaml:"url"`    // may hold {param} placeholders, filled from the arguments
 	Headers     map[string]Secret `yaml:"headers"`
-	Parameters  map[string]any    `yaml:"parameters"` // JSON Schema
-	Body        any               `yaml:"body"`
-	Queue       string            `yaml:"queue"`
-	Timeout     Duration          `yaml:"timeout"`
-	Cache       Duration          `yaml:"cache"`
+	Parameters  map[string]any    `yaml:"parameters"` // JSON Schema of the arguments
+	// Body is the request body template: strings of the form "{param}"
+	// become the argument's value, and other {param} in strings are
+	// replaced by its text. Without a body, a POST, PUT or PATCH sends the
+	// arguments left after the URL's placeholders as a JSON object, and
+	// other methods send them as query parameters.
+	Body      any            `yaml:"body"`
+	Queue     string         `yaml:"queue"`
+	Timeout   Duration       `yaml:"timeout"`
+	Cache     Duration       `yaml:"cache"`
+	Streaming *RestStreaming `yaml:"streaming"`
+}
+
+// RestStreaming reads a response made of one JSON object per line.
+type RestStreaming struct {
+	Mode               string   `yaml:"mode"`                // json-stream
+	LinePrefix         string   `yaml:"line_prefix"`         // stripped from each line first (e.g. "data: ")
+	DiscriminatorField string   `yaml:"discriminator_field"` // the field telling a line's kind
+	DoneValue          string   `yaml:"done_value"`          // the kind of the last line
+	AnswerField        string   `yaml:"answer_field"`        // on the done line: the whole answer
+	TokenValue         string   `yaml:"token_value"`         // the kind of lines carrying a piece of the answer
+	TokenField         string   `yaml:"token_field"`         // the field holding that piece
+	Timeout            Duration `yaml:"timeout"`             // the whole stream
+	MaxBytes           int      `yaml:"max_bytes"`           // the most read from the stream
+}
+
+// OpenAPI imports the operations of an OpenAPI 3 document as REST tools.
+type OpenAPI struct {
+	// Spec is the document: a file (relative to the config file) or an
+	// http(s) URL; YAML or JSON.
+	Spec string `yaml:"spec"`
+	// BaseURL overrides the document's first server.
+	BaseURL string            `yaml:"base_url"`
+	Headers map[string]Secret `yaml:"headers"` // sent with every request (auth)
+	// Tags, Methods and Operations filter the operations imported (all
+	// when empty): by tag, by HTTP method and by operationId glob.
+	Tags       []string `yaml:"tags"`
+	Methods    []string `yaml:"methods"`
+	Operations []string `yaml:"operations"`
+	Queue      string   `yaml:"queue"`
+	Timeout    Duration `yaml:"timeout"`
+	Cache      Duration `yaml:"cache"`
 }
 
 // Queue bounds how many tool calls of one queue run at once.

@@ -60,6 +60,24 @@ func (c *Config) applyDefaults(w *walker, dir string) {
 	c.AgentsDir = resolve(dir, c.AgentsDir)
 	c.ToolOutput.Dir = resolve(dir, c.ToolOutput.Dir)
 	c.State.Path = resolve(dir, c.State.Path)
+	if !w.present["mcp_init_concurrency"] {
+		c.MCPInitConcurrency = DefaultMCPInitConcurrency
+	}
+	if !w.present["max_agent_depth"] {
+		c.MaxAgentDepth = DefaultMaxAgentDepth
+	}
+	for name, s := range c.MCPServers {
+		if s.Cwd != "" {
+			s.Cwd = resolve(dir, s.Cwd)
+			c.MCPServers[name] = s
+		}
+	}
+	for name, o := range c.OpenAPI {
+		if o.Spec != "" && !isHTTPURL(o.Spec) {
+			o.Spec = resolve(dir, o.Spec)
+			c.OpenAPI[name] = o
+		}
+	}
 	if !w.present["tool_output.max_bytes"] {
 		c.ToolOutput.MaxBytes = DefaultToolResponseMaxByte
 	}
@@ -81,6 +99,41 @@ func (c *Config) applyDefaults(w *walker, dir string) {
 
 // Streams reports whether calls to the provider stream (the default).
 func (p Provider) Streams() bool { return p.Stream == nil || *p.Stream }
+
+// Probe returns the server's health probe: "ping" unless set.
+func (s MCPServer) Probe() string {
+	if s.HealthProbe == "" {
+		return "ping"
+	}
+	return s.HealthProbe
+}
+
+// Transport returns the server's transport, inferring it when type is
+// omitted: stdio with a command, http with a url.
+func (s MCPServer) Transport() string {
+	switch {
+	case s.Type != "":
+		return s.Type
+	case s.Command != "":
+		return "stdio"
+	case s.URL != "":
+		return "http"
+	}
+	return ""
+}
+
+// CacheTTL returns how long results of the server's tool (by its own name)
+// are kept: its tools_cache entry, else the server's cache.
+func (s MCPServer) CacheTTL(tool string) Duration {
+	if d, ok := s.ToolsCache[tool]; ok {
+		return d
+	}
+	return s.Cache
+}
+
+func isHTTPURL(s string) bool {
+	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
+}
 
 // IsEnabled reports whether the MCP server is to be started (the default).
 func (s MCPServer) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }

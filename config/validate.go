@@ -13,6 +13,8 @@ import (
 var (
 	ProviderTypes  = []string{"openai", "anthropic"}
 	MCPTypes       = []string{"stdio", "http", "sse"}
+	HealthProbes   = []string{"ping", "list_tools"}
+	StreamModes    = []string{"json-stream"}
 	StateBackends  = []string{"memory", "sqlite", "redis"} // "" lets the state package choose
 	LogLevels      = []string{"debug", "info", "warn", "error"}
 	LogFormats     = []string{"json", "console"}
@@ -47,6 +49,15 @@ func (c *Config) validate(w *walker) {
 	}
 	for _, name := range sortedKeys(c.RestTools) {
 		c.validateREST(w, name)
+	}
+	for _, name := range sortedKeys(c.OpenAPI) {
+		c.validateOpenAPI(w, name)
+	}
+	if w.present["mcp_init_concurrency"] && c.MCPInitConcurrency < 1 {
+		w.errorf("mcp_init_concurrency", "must be at least 1 (how many MCP servers start at once; default %d), got %d", DefaultMCPInitConcurrency, c.MCPInitConcurrency)
+	}
+	if w.present["max_agent_depth"] && c.MaxAgentDepth < 1 {
+		w.errorf("max_agent_depth", "must be at least 1 (1 = no sub-agents; default %d), got %d", DefaultMaxAgentDepth, c.MaxAgentDepth)
 	}
 	if w.present["tool_output.max_bytes"] && c.ToolOutput.MaxBytes < 1 {
 		w.errorf("tool_output.max_bytes", "must be positive (default %d), got %d", DefaultToolResponseMaxByte, c.ToolOutput.MaxBytes)
@@ -112,15 +123,7 @@ func (c *Config) validateMCP(w *walker, name string) {
 	if !toolNameRe.MatchString(name) {
 		w.errorf(key, "server names may contain only letters, digits, '_' and '-' (its tools are named %q)", name+"__<tool>")
 	}
-	typ := s.Type
-	if typ == "" {
-		switch {
-		case s.Command != "":
-			typ = "stdio"
-		case s.URL != "":
-			typ = "http"
-		}
-	}
+	typ := s.Transport()
 	switch typ {
 	case "":
 		w.errorf(key, "set command (a local stdio server) or url (an http server)")
@@ -140,6 +143,32 @@ func (c *Config) validateMCP(w *walker, name string) {
 	c.checkQueue(w, key+".queue", s.Queue)
 	checkGlobs(w, key+".tools_allowed", s.ToolsAllow)
 	checkGlobs(w, key+".tools_denied", s.ToolsDeny)
+	if p := s.HealthProbe; p != "" && !slices.Contains(HealthProbes, p) {
+		w.errorf(key+".health_probe", "%q is not a health probe; use one of: %s", p, oneOf(HealthProbes))
+	}
+}
+
+func (c *Config) validateOpenAPI(w *walker, name string) {
+	key := "openapi." + name
+	o := c.OpenAPI[name]
+	if !toolNameRe.MatchString(name) {
+		w.errorf(key, "names may contain only letters, digits, '_' and '-' (its tools are named %q)", "rest__"+name+"_<operationId>")
+	}
+	if o.Spec == "" {
+		w.errorf(key+".spec", "is required: an OpenAPI 3 document, as a file path or an http(s) URL")
+	}
+	if o.BaseURL != "" {
+		if msg := checkHTTPURL(o.BaseURL); msg != "" {
+			w.errorf(key+".base_url", "%s", msg)
+		}
+	}
+	for i, m := range o.Methods {
+		if !slices.Contains(RESTMethods, strings.ToUpper(m)) {
+			w.errorf(fmt.Sprintf("%s.methods[%d]", key, i), "%q is not an HTTP method; use one of: %s", m, oneOf(RESTMethods))
+		}
+	}
+	checkGlobs(w, key+".operations", o.Operations)
+	c.checkQueue(w, key+".queue", o.Queue)
 }
 
 func (c *Config) validateREST(w *walker, name string) {
@@ -162,6 +191,23 @@ func (c *Config) validateREST(w *walker, name string) {
 		}
 	}
 	c.checkQueue(w, key+".queue", t.Queue)
+	if st := t.Streaming; st != nil {
+		if !slices.Contains(StreamModes, st.Mode) {
+			w.errorf(key+".streaming.mode", "%q is not a streaming mode; use one of: %s", st.Mode, oneOf(StreamModes))
+		}
+		if st.DiscriminatorField == "" {
+			w.errorf(key+".streaming.discriminator_field", "is required: the field of each line that tells its kind")
+		}
+		if st.DoneValue == "" {
+			w.errorf(key+".streaming.done_value", "is required: the kind of the line that ends the stream")
+		}
+		if st.AnswerField == "" && (st.TokenValue == "" || st.TokenField == "") {
+			w.errorf(key+".streaming", "set answer_field (the done line's answer), or token_value and token_field (pieces joined into the answer)")
+		}
+		if st.MaxBytes < 0 {
+			w.errorf(key+".streaming.max_bytes", "cannot be negative, got %d", st.MaxBytes)
+		}
+	}
 }
 
 func (c *Config) checkQueue(w *walker, key, q string) {

@@ -6,15 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"sort"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"go.uber.org/zap"
 )
 
 // Options tune an Orchestrator.
 type Options struct {
-	// Timeout bounds a call when the caller gives none (0: no bound).
+	// Timeout bounds a call when neither the tool nor the caller gives one
+	// (0: no bound).
 	Timeout time.Duration
 	// MaxResultBytes is the size above which a result is handed to
 	// Oversize (0: no cap).
@@ -22,6 +27,19 @@ type Options struct {
 	// Oversize replaces an oversized result. The tool_output store plugs in
 	// here; the default keeps the head and tail of the text (Truncate).
 	Oversize OversizeFunc
+	// Queues are the named queues tools may wait in, with how many of
+	// their calls run at once.
+	Queues map[string]int
+	// CacheEntries and CacheBytes bound the response cache (0: the
+	// defaults, DefaultCacheEntries and DefaultCacheBytes).
+	CacheEntries int
+	CacheBytes   int
+	// Log receives a warning for each tool left out or renamed, and the
+	// request and response lines of calls whose context carries no logger
+	// (see WithLogger). Nil logs nothing.
+	Log *zap.Logger
+	// Now overrides the clock of the cache (tests).
+	Now func() time.Time
 }
 
 // OversizeFunc decides what the model sees instead of an oversized result.
@@ -40,14 +58,23 @@ const (
 	FailCanceled    Failure = "canceled"
 	FailError       Failure = "error" // the provider returned an error
 	FailPanic       Failure = "panic"
+	FailClosed      Failure = "closed" // the orchestrator was shut down
 )
 
 // Outcome is the full story of one Execute.
 type Outcome struct {
 	Result
 	Namespace string
-	Failure   Failure
-	Latency   time.Duration
+	// Remote is the tool as its source knows it, "namespace:tool".
+	Remote  string
+	Failure Failure
+	Latency time.Duration
+	// Queue is the queue the call waited in ("" for none) and QueueWait
+	// how long it waited for its slot.
+	Queue     string
+	QueueWait time.Duration
+	// Cached is set when the result came from the response cache.
+	Cached bool
 	// Oversize is set when the result went through the Oversize hook;
 	// OriginalBytes is then the size the tool produced.
 	Oversize      bool
@@ -60,100 +87,167 @@ type Outcome struct {
 // OK reports whether the tool ran and did not report an error.
 func (o *Outcome) OK() bool { return o.Failure == "" && !o.IsError }
 
-type entry struct {
-	tool     Tool
-	provider Provider
-	schema   *Schema
-}
+var errClosed = errors.New("the tools are shutting down")
 
-// Orchestrator routes calls to providers. It is immutable once built and
-// safe for concurrent use; With derives one with more providers, which is
-// how a session adds its own built-in tools to the shared ones.
+// Orchestrator routes calls to providers. It is safe for concurrent use and
+// meant to be shared by every session: queues and the response cache are
+// process-wide. Its tool list follows the providers' (see Notifier); each
+// change makes a new generation.
 type Orchestrator struct {
-	opts    Options
-	entries map[string]*entry
-	tools   []Tool // sorted by name
+	opts      Options
+	log       *zap.Logger
+	providers []Provider
+	queues    map[string]*queue
+	cache     *resultCache
+
+	cat     atomic.Pointer[catalog]
+	mu      sync.Mutex         // guards schemas and serialises rebuilds
+	schemas map[string]*Schema // compiled, by document, for rebuilds
+	rebuild sync.Mutex
+
+	stop      chan struct{} // closed by Cancel
+	stopOnce  sync.Once
+	closeOnce sync.Once
 }
 
-// New lists the tools of every provider and compiles their schemas. Two
-// providers offering the same name is an error: the model could not tell
-// them apart.
-func New(ctx context.Context, opts Options, providers ...Provider) (*Orchestrator, error) {
+// New lists the tools of every provider and compiles their schemas. It
+// does not fail: a provider that cannot list its tools yet, or a tool whose
+// schema does not compile, is logged and left out, and a name taken by an
+// earlier provider gets a numeric suffix. Providers that implement Notifier
+// bring their changes in as they happen.
+func New(ctx context.Context, opts Options, providers ...Provider) *Orchestrator {
 	if opts.Oversize == nil {
 		opts.Oversize = Truncate(opts.MaxResultBytes)
 	}
-	o := &Orchestrator{opts: opts, entries: map[string]*entry{}}
-	return o, o.add(ctx, providers)
-}
-
-// With returns an Orchestrator with the tools of o plus those of providers.
-// Schemas already compiled in o are shared, not recompiled.
-func (o *Orchestrator) With(ctx context.Context, providers ...Provider) (*Orchestrator, error) {
-	n := &Orchestrator{opts: o.opts, entries: make(map[string]*entry, len(o.entries)+8)}
-	for k, v := range o.entries {
-		n.entries[k] = v
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
-	n.tools = append(make([]Tool, 0, len(o.tools)+8), o.tools...)
-	return n, n.add(ctx, providers)
-}
-
-func (o *Orchestrator) add(ctx context.Context, providers []Provider) error {
-	var errs []error
-	for _, p := range providers {
-		list, err := p.Tools(ctx)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("tools of %s: %w", p.Namespace(), err))
-			continue
-		}
-		for _, t := range list {
-			if prev, dup := o.entries[t.Name]; dup {
-				errs = append(errs, fmt.Errorf("tool %q is offered by both %s and %s", t.Name, prev.provider.Namespace(), p.Namespace()))
-				continue
-			}
-			s, err := CompileSchema(t.Schema)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("tool %q: %w", t.Name, err))
-				continue
-			}
-			o.entries[t.Name] = &entry{tool: t, provider: p, schema: s}
-			o.tools = append(o.tools, t)
+	o := &Orchestrator{
+		opts:      opts,
+		log:       opts.Log,
+		providers: slices.Clone(providers),
+		queues:    make(map[string]*queue, len(opts.Queues)),
+		cache:     newResultCache(opts.CacheEntries, opts.CacheBytes, opts.Now),
+		schemas:   map[string]*Schema{},
+		stop:      make(chan struct{}),
+	}
+	if o.log == nil {
+		o.log = zap.NewNop()
+	}
+	for name, n := range opts.Queues {
+		o.queues[name] = newQueue(name, n)
+	}
+	o.cat.Store(o.build(ctx, 1))
+	for _, p := range o.providers {
+		if n, ok := p.(Notifier); ok {
+			n.OnToolsChanged(o.Refresh)
 		}
 	}
-	sort.Slice(o.tools, func(i, j int) bool { return o.tools[i].Name < o.tools[j].Name })
-	return errors.Join(errs...)
+	return o
 }
+
+// Refresh lists the providers' tools again and makes them the current
+// generation. Providers that implement Notifier trigger it themselves.
+func (o *Orchestrator) Refresh() {
+	o.rebuild.Lock()
+	defer o.rebuild.Unlock()
+	select {
+	case <-o.stop:
+		return
+	default:
+	}
+	// Listing is local for our providers (they keep their lists), so a
+	// short bound only guards against a provider that would block.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	o.cat.Store(o.build(ctx, o.cat.Load().gen+1))
+}
+
+// Generation numbers the current tool list; it grows with each change, so
+// a caller caching what it derived from Tools knows when to derive again.
+func (o *Orchestrator) Generation() uint64 { return o.cat.Load().gen }
 
 // Tools lists every tool, sorted by name. The slice must not be modified.
-func (o *Orchestrator) Tools() []Tool { return o.tools }
+func (o *Orchestrator) Tools() []Tool { return o.cat.Load().tools }
 
 // Tool returns the tool called name.
 func (o *Orchestrator) Tool(name string) (Tool, bool) {
-	e, ok := o.entries[name]
+	e, ok := o.cat.Load().entries[name]
 	if !ok {
 		return Tool{}, false
 	}
 	return e.tool, true
 }
 
-// Execute runs one call: it checks that the tool exists, that args is a
-// JSON object matching the tool's schema, runs the provider within timeout
-// (or Options.Timeout when 0), and applies the size cap. Every failure
-// becomes an Outcome whose Content tells the model what went wrong and how
-// to fix it; Execute itself never fails and never panics.
+// Warmup gets every provider ready at once (an MCP server connects and
+// lists its tools) and then refreshes the tool list. It returns the
+// providers' errors joined; those providers keep trying on their own.
+func (o *Orchestrator) Warmup(ctx context.Context) error {
+	errs := make([]error, len(o.providers))
+	var wg sync.WaitGroup
+	for i, p := range o.providers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := p.Warmup(ctx); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", p.Namespace(), err)
+			}
+		}()
+	}
+	wg.Wait()
+	o.Refresh()
+	return errors.Join(errs...)
+}
+
+// Cancel stops every call: those waiting in a queue and those running end
+// at once as cancelled, and later calls are refused. It is how a process
+// shutting down lets its sessions finish quickly.
+func (o *Orchestrator) Cancel() {
+	o.stopOnce.Do(func() { close(o.stop) })
+}
+
+// Close cancels every call and closes every provider, returning their
+// errors joined. It is safe to call more than once.
+func (o *Orchestrator) Close() error {
+	o.Cancel()
+	var errs []error
+	o.closeOnce.Do(func() {
+		for _, p := range o.providers {
+			if err := p.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", p.Namespace(), err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// Execute runs one call: it checks that the tool exists and that args is a
+// JSON object matching the tool's schema, answers from the cache when it
+// can, waits for a slot in the tool's queue, runs the provider within the
+// tool's timeout (else timeout, else Options.Timeout), caches a success and
+// applies the size cap. Every failure becomes an Outcome whose Content
+// tells the model what went wrong and how to fix it; Execute itself never
+// fails and never panics. It logs a request line (debug) and a response
+// line (info, warn on failure) to the context's logger.
 func (o *Orchestrator) Execute(ctx context.Context, id, name, args string, timeout time.Duration) Outcome {
 	start := time.Now()
-	out := o.execute(ctx, id, name, args, timeout)
+	e := o.cat.Load().entries[name]
+	log := o.logger(ctx)
+	if e != nil {
+		logRequest(log, e, id, args)
+	}
+	out := o.execute(ctx, e, id, name, args, timeout)
 	out.Latency = time.Since(start)
+	logResponse(log, e, id, name, len(args), &out)
 	return out
 }
 
-func (o *Orchestrator) execute(ctx context.Context, id, name, args string, timeout time.Duration) Outcome {
-	e, ok := o.entries[name]
-	if !ok {
-		return failed(FailUnknownTool, "", UnknownToolMessage(name, o.tools, nil))
+func (o *Orchestrator) execute(ctx context.Context, e *entry, id, name, args string, timeout time.Duration) Outcome {
+	if e == nil {
+		return failed(FailUnknownTool, "", UnknownToolMessage(name, o.Tools(), nil))
 	}
 	ns := e.provider.Namespace()
-	raw, msg := ParseArguments(name, args, e.schema)
+	raw, v, msg := parseArguments(name, args, e.schema)
 	if msg != "" {
 		f := FailInvalidArgs
 		if raw == nil {
@@ -161,15 +255,51 @@ func (o *Orchestrator) execute(ctx context.Context, id, name, args string, timeo
 		}
 		return failed(f, ns, msg)
 	}
-	if timeout <= 0 {
+	out := Outcome{Namespace: ns, Remote: e.remote}
+	var key string
+	if ttl := e.tool.CacheTTL; ttl > 0 {
+		key = cacheKey(e.call, raw, v)
+		if content, ok := o.cache.get(key); ok {
+			out.Content, out.Cached = content, true
+			return o.capped(ctx, out, Call{ID: id, Name: name, Arguments: raw})
+		}
+	}
+	if q := e.queue; q != nil {
+		out.Queue = q.name
+		waited := time.Now()
+		err := q.acquire(ctx, o.stop)
+		out.QueueWait = time.Since(waited)
+		if err != nil {
+			r := queueResult(ctx, name, q.name, err)
+			out.Result, out.Failure, out.Err = r.res, r.f, r.err
+			return out
+		}
+		defer q.release()
+	}
+	switch {
+	case e.tool.Timeout > 0:
+		timeout = e.tool.Timeout
+	case timeout <= 0:
 		timeout = o.opts.Timeout
 	}
-	call := Call{ID: id, Name: name, Arguments: raw}
-	r := run(ctx, e.provider, call, timeout)
-	out := Outcome{Result: r.res, Namespace: ns, Failure: r.f, Err: r.err}
-	if max := o.opts.MaxResultBytes; max > 0 && len(r.res.Content) > max && r.f == "" {
-		out.Oversize, out.OriginalBytes = true, len(r.res.Content)
-		out.Result = o.opts.Oversize(ctx, call, r.res)
+	call := Call{ID: id, Name: e.call, Arguments: raw}
+	r := run(ctx, o.stop, e.provider, call, name, timeout)
+	out.Result, out.Failure, out.Err = r.res, r.f, r.err
+	if key != "" && out.OK() && !out.Terminate {
+		o.cache.put(key, out.Content, e.tool.CacheTTL)
+	}
+	if r.f != "" {
+		return out
+	}
+	call.Name = name
+	return o.capped(ctx, out, call)
+}
+
+// capped hands a result over the size cap to the Oversize hook.
+func (o *Orchestrator) capped(ctx context.Context, out Outcome, call Call) Outcome {
+	if max := o.opts.MaxResultBytes; max > 0 && len(out.Content) > max {
+		out.Oversize, out.OriginalBytes = true, len(out.Content)
+		out.Result = o.opts.Oversize(ctx, call, out.Result)
 	}
 	return out
 }
@@ -187,10 +317,13 @@ type callResult struct {
 // run calls the provider in its own goroutine so that a tool that ignores
 // its context still cannot hold the session past the timeout; such a
 // goroutine finishes on its own later and its result is dropped.
-func run(ctx context.Context, p Provider, call Call, timeout time.Duration) callResult {
-	cctx, cancel := ctx, context.CancelFunc(func() {})
+func run(ctx context.Context, stop <-chan struct{}, p Provider, call Call, name string, timeout time.Duration) callResult {
+	var cctx context.Context
+	var cancel context.CancelFunc
 	if timeout > 0 {
 		cctx, cancel = context.WithTimeout(ctx, timeout)
+	} else {
+		cctx, cancel = context.WithCancel(ctx)
 	}
 	defer cancel()
 	done := make(chan callResult, 1)
@@ -198,13 +331,13 @@ func run(ctx context.Context, p Provider, call Call, timeout time.Duration) call
 		defer func() {
 			if r := recover(); r != nil {
 				// The model learns that the tool crashed; the stack is for the log.
-				done <- callResult{Result{Content: fmt.Sprintf("tool %s crashed: %v", call.Name, r), IsError: true}, FailPanic,
-					fmt.Errorf("panic in tool %s: %v\n%s", call.Name, r, debug.Stack())}
+				done <- callResult{Result{Content: fmt.Sprintf("tool %s crashed: %v", name, r), IsError: true}, FailPanic,
+					fmt.Errorf("panic in tool %s: %v\n%s", name, r, debug.Stack())}
 			}
 		}()
 		res, err := p.Call(cctx, call)
 		if err != nil {
-			done <- errorResult(ctx, cctx, call.Name, timeout, err)
+			done <- errorResult(ctx, cctx, name, timeout, err)
 			return
 		}
 		done <- callResult{res, "", nil}
@@ -213,8 +346,22 @@ func run(ctx context.Context, p Provider, call Call, timeout time.Duration) call
 	case r := <-done:
 		return r
 	case <-cctx.Done():
-		return errorResult(ctx, cctx, call.Name, timeout, cctx.Err())
+		return errorResult(ctx, cctx, name, timeout, cctx.Err())
+	case <-stop:
+		cancel()
+		return callResult{Result{Content: fmt.Sprintf("tool %s was cancelled: the bot is shutting down.", name), IsError: true}, FailClosed, errClosed}
 	}
+}
+
+// queueResult explains a call that gave up waiting for its queue.
+func queueResult(ctx context.Context, name, queue string, err error) callResult {
+	switch {
+	case errors.Is(err, errClosed):
+		return callResult{Result{Content: fmt.Sprintf("tool %s was cancelled: the bot is shutting down.", name), IsError: true}, FailClosed, err}
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return callResult{Result{Content: fmt.Sprintf("tool %s was stopped while waiting in queue %s: the time for this request ran out.", name, queue), IsError: true}, FailTimeout, err}
+	}
+	return callResult{Result{Content: fmt.Sprintf("tool %s was cancelled while waiting in queue %s.", name, queue), IsError: true}, FailCanceled, err}
 }
 
 // errorResult explains a failed call. ctx is the caller's context and cctx
@@ -240,26 +387,32 @@ func errorResult(ctx, cctx context.Context, name string, timeout time.Duration, 
 // object, with the decoded arguments when they break the schema. An empty
 // text means no arguments ("{}").
 func ParseArguments(name, args string, schema *Schema) (json.RawMessage, string) {
+	raw, _, msg := parseArguments(name, args, schema)
+	return raw, msg
+}
+
+// parseArguments is ParseArguments that also returns the decoded value.
+func parseArguments(name, args string, schema *Schema) (json.RawMessage, any, string) {
 	text := strings.TrimSpace(args)
 	if text == "" {
 		text = "{}"
 	}
 	v, err := DecodeJSON([]byte(text))
 	if err != nil {
-		return nil, fmt.Sprintf("The arguments for %s are not valid JSON (%v). You sent: %s\nSend a single JSON object that matches the tool's input schema.", name, err, Snippet(args, 300))
+		return nil, nil, fmt.Sprintf("The arguments for %s are not valid JSON (%v). You sent: %s\nSend a single JSON object that matches the tool's input schema.", name, err, Snippet(args, 300))
 	}
 	if _, ok := v.(map[string]any); !ok {
-		return nil, fmt.Sprintf("The arguments for %s must be a JSON object, not %s. You sent: %s", name, jsonKind(v), Snippet(args, 300))
+		return nil, nil, fmt.Sprintf("The arguments for %s must be a JSON object, not %s. You sent: %s", name, jsonKind(v), Snippet(args, 300))
 	}
 	raw := json.RawMessage(text)
 	if err := schema.Validate(v); err != nil {
 		var ve *ValidationError
 		if errors.As(err, &ve) {
-			return raw, fmt.Sprintf("The arguments for %s do not match its input schema:\n- %s\nFix these and call the tool again.", name, strings.Join(ve.Problems, "\n- "))
+			return raw, v, fmt.Sprintf("The arguments for %s do not match its input schema:\n- %s\nFix these and call the tool again.", name, strings.Join(ve.Problems, "\n- "))
 		}
-		return raw, fmt.Sprintf("The arguments for %s could not be checked: %v", name, err)
+		return raw, v, fmt.Sprintf("The arguments for %s could not be checked: %v", name, err)
 	}
-	return raw, ""
+	return raw, v, ""
 }
 
 func jsonKind(v any) string {

@@ -7,10 +7,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // testProvider is a real Provider whose tools do what their names say.
 type testProvider struct {
+	Base
 	ns      string
 	tools   []Tool
 	release chan struct{} // "hang" waits on it, ignoring its context
@@ -63,11 +68,7 @@ func newTestProvider(ns string, names ...string) *testProvider {
 
 func newOrch(t *testing.T, opts Options, ps ...Provider) *Orchestrator {
 	t.Helper()
-	o, err := New(context.Background(), opts, ps...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return o
+	return New(context.Background(), opts, ps...)
 }
 
 // executeWatchdog bounds how long a test waits for Execute: should the
@@ -195,29 +196,39 @@ func TestTruncateNeverSplitsARune(t *testing.T) {
 
 func TestRegistration(t *testing.T) {
 	t.Parallel()
-	t.Run("two providers with one name are refused", func(t *testing.T) {
-		_, err := New(context.Background(), Options{}, newTestProvider("a", "echo"), &testProvider{ns: "b", tools: []Tool{{Name: "a__echo"}}})
-		if err == nil || !strings.Contains(err.Error(), `"a__echo" is offered by both a and b`) {
-			t.Fatalf("err = %v", err)
+	t.Run("a name taken by an earlier provider gets a numeric suffix", func(t *testing.T) {
+		log, logs := observedLog()
+		o := New(context.Background(), Options{Log: log}, newTestProvider("a", "echo"), &testProvider{ns: "b", tools: []Tool{{Name: "a__echo", Schema: echoSchema}}})
+		names := toolNames(o)
+		if strings.Join(names, ",") != "a__echo,a__echo_2" {
+			t.Fatalf("tools = %v", names)
+		}
+		// The renamed tool still reaches its own provider under its own name.
+		b := o.cat.Load().entries["a__echo_2"]
+		if b.provider.Namespace() != "b" || b.call != "a__echo" {
+			t.Fatalf("a__echo_2 routes to %s as %s", b.provider.Namespace(), b.call)
+		}
+		if n := logs.FilterMessage("tool renamed: its name is taken by another tool").Len(); n != 1 {
+			t.Fatalf("%d rename warnings", n)
 		}
 	})
-	t.Run("a schema that does not compile is refused with the tool's name", func(t *testing.T) {
-		_, err := New(context.Background(), Options{}, &testProvider{ns: "a", tools: []Tool{{Name: "a__x", Schema: json.RawMessage(`{"type":"nonsense"}`)}}})
-		if err == nil || !strings.Contains(err.Error(), `tool "a__x"`) {
-			t.Fatalf("err = %v", err)
+	t.Run("a schema that does not compile leaves the tool out with a warning", func(t *testing.T) {
+		log, logs := observedLog()
+		o := New(context.Background(), Options{Log: log}, &testProvider{ns: "a", tools: []Tool{
+			{Name: "a__x", Schema: json.RawMessage(`{"type":"nonsense"}`)}, {Name: "a__echo", Schema: echoSchema}}})
+		if strings.Join(toolNames(o), ",") != "a__echo" {
+			t.Fatalf("tools = %v", toolNames(o))
+		}
+		w := logs.FilterMessage("tool skipped: its input schema does not compile").All()
+		if len(w) != 1 || w[0].ContextMap()["tool"] != "a__x" {
+			t.Fatalf("warnings = %v", w)
 		}
 	})
-	t.Run("With adds tools without changing the original", func(t *testing.T) {
-		base := newOrch(t, Options{}, newTestProvider("a", "echo"))
-		more, err := base.With(context.Background(), newTestProvider("b", "echo"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(base.Tools()) != 1 || len(more.Tools()) != 2 || more.Tools()[1].Name != "b__echo" {
-			t.Fatalf("base %v, derived %v", base.Tools(), more.Tools())
-		}
-		if _, ok := base.Tool("b__echo"); ok {
-			t.Fatal("the base orchestrator changed")
+	t.Run("suffixes stay within the longest name a model API accepts", func(t *testing.T) {
+		long := strings.Repeat("n", MaxNameLen)
+		got := Disambiguate(long, func(n string) bool { return n == long })
+		if len(got) != MaxNameLen || !strings.HasSuffix(got, "_2") {
+			t.Fatalf("got %q (%d)", got, len(got))
 		}
 	})
 }
@@ -245,4 +256,18 @@ func TestSnippetCutsOnRuneBoundaries(t *testing.T) {
 	if got := Snippet("short", 10); got != "short" {
 		t.Fatalf("got %q", got)
 	}
+}
+
+func toolNames(o *Orchestrator) []string {
+	var names []string
+	for _, t := range o.Tools() {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+// observedLog is a debug-level logger whose lines a test can read back.
+func observedLog() (*zap.Logger, *observer.ObservedLogs) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	return zap.New(core), logs
 }

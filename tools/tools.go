@@ -1,14 +1,16 @@
 // Package tools is how an agent session reaches the outside world. Every
-// source of tools — MCP servers, REST endpoints, sub-agents, the session's
-// own built-ins — is a Provider; an Orchestrator merges them under
-// namespaced names, validates arguments against each tool's JSON Schema,
-// bounds calls with timeouts and hands oversized results to a hook.
+// source of tools — MCP servers, REST endpoints — is a Provider; an
+// Orchestrator merges them under namespaced names, validates arguments
+// against each tool's JSON Schema, waits in named queues, answers repeated
+// calls from a cache, bounds calls with timeouts, logs each call and hands
+// oversized results to a hook.
 package tools
 
 import (
 	"context"
 	"encoding/json"
 	"strings"
+	"time"
 )
 
 // Tool describes one tool as the model sees it.
@@ -22,6 +24,14 @@ type Tool struct {
 	Schema json.RawMessage
 	// Queue names the concurrency queue the tool's calls wait in ("" = none).
 	Queue string
+	// Remote is the tool's name at its source ("search_code" for
+	// github__search_code), for logs; "" means Name.
+	Remote string
+	// Timeout bounds each call of the tool; 0 leaves it to the caller.
+	Timeout time.Duration
+	// CacheTTL is how long a successful result is reused for a call with
+	// the same arguments; 0 disables caching.
+	CacheTTL time.Duration
 }
 
 // Call is one invocation handed to a Provider.
@@ -44,17 +54,50 @@ type Result struct {
 }
 
 // Provider is a source of tools. Implementations must be safe for
-// concurrent calls.
+// concurrent calls. Embed Base for the optional methods' no-op forms.
 type Provider interface {
-	// Namespace is the provider's name in logs ("github", "rest", "agent").
+	// Namespace is the provider's name in logs ("github", "rest").
 	Namespace() string
-	// Tools lists the provider's tools with their full names.
+	// Tools lists the provider's tools with their full names, as they are
+	// now. It should be cheap: the orchestrator calls it again after each
+	// change a Notifier announces.
 	Tools(ctx context.Context) ([]Tool, error)
 	// Call runs one tool. A returned error is a failure of the tool (the
 	// model is told); a tool that wants to report a handled failure returns
-	// a Result with IsError instead.
+	// a Result with IsError instead. Call must return soon after ctx ends.
 	Call(ctx context.Context, call Call) (Result, error)
+	// Instructions is guidance for the model on using the provider's tools
+	// (an MCP server's instructions); it joins the system prompt of the
+	// agents offered at least one of them. "" for none.
+	Instructions() string
+	// Warmup gets the provider ready (connects, lists tools) before the
+	// first session needs it. A provider that cannot get ready returns an
+	// error and keeps trying on its own; its tools are absent meanwhile.
+	Warmup(ctx context.Context) error
+	// Close stops the provider and releases what it holds (processes,
+	// connections). Calls after Close fail.
+	Close() error
 }
+
+// Notifier is implemented by providers whose tool list changes while they
+// run: an MCP server that starts late, restarts, or announces
+// notifications/tools/list_changed. The orchestrator registers f once; the
+// provider calls it, from any goroutine, after each change.
+type Notifier interface {
+	OnToolsChanged(f func())
+}
+
+// Base gives a Provider the no-op forms of Instructions, Warmup and Close.
+type Base struct{}
+
+// Instructions returns "".
+func (Base) Instructions() string { return "" }
+
+// Warmup does nothing.
+func (Base) Warmup(context.Context) error { return nil }
+
+// Close does nothing.
+func (Base) Close() error { return nil }
 
 // Separator joins a namespace and a tool name.
 const Separator = "__"

@@ -55,10 +55,7 @@ func wire(ctx context.Context, path string, verbose bool, stderr io.Writer) (*wi
 	if max == 0 {
 		max = config.DefaultToolResponseMaxByte
 	}
-	orch, err := tools.New(ctx, tools.Options{MaxResultBytes: max})
-	if err != nil {
-		return nil, err
-	}
+	orch := tools.New(ctx, tools.Options{MaxResultBytes: max, Log: log})
 	return &wiring{cfg: cfg, log: log, runner: &agent.Runner{Providers: providers, Tools: orch, Log: log}}, nil
 }
 
