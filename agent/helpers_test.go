@@ -548,9 +548,9 @@ type toolbox map[string]fn
 func (toolbox) Namespace() string { return "test" }
 
 // Instructions, Warmup and Close: a toolbox holds nothing.
-func (toolbox) Instructions() string { return "" }
+func (toolbox) Instructions() string         { return "" }
 func (toolbox) Warmup(context.Context) error { return nil }
-func (toolbox) Close() error { return nil }
+func (toolbox) Close() error                 { return nil }
 
 func (b toolbox) Tools(context.Context) ([]tools.Tool, error) {
 	names := make([]string, 0, len(b))

@@ -9,7 +9,6 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
-
 )
 
 type logKey struct{}
