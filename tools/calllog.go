@@ -3,9 +3,12 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
+	"slices"
 	"sort"
-	"strings"
+	"strconv"
+	"sync"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -97,20 +100,78 @@ func scrub(s string) string {
 // access keys, and whatever follows "Bearer " or "Basic ".
 var credential = regexp.MustCompile(`(\b(?:sk-|xox[abposre]-|xapp-|ghp_|gho_|ghs_|github_pat_|AKIA)|(?i:\b(?:bearer|basic)\s+))[A-Za-z0-9_\-.=+/*]{6,}`)
 
-// cacheKey is the tool's provider name and its arguments in canonical JSON
-// (keys sorted, no spaces), so that {"a":1,"b":2} and { "b": 2, "a": 1 }
-// share an entry.
-func cacheKey(tool string, raw json.RawMessage, v any) string {
-	b, err := json.Marshal(v) // maps marshal with sorted keys; numbers stay json.Number
-	if err != nil {
-		b = raw
+// cacheKey is the tool's provider name and its arguments in a canonical
+// form (object keys sorted, no spaces), so that {"a":1,"b":2} and
+// { "b": 2, "a": 1 } share an entry. Arguments holding an integer too large
+// for a float64 to keep exactly are keyed by their raw text instead, so two
+// such numbers never share an entry.
+func cacheKey(tool string, raw []byte, v any) string {
+	bp := keyBufs.Get().(*[]byte)
+	b := append((*bp)[:0], tool...)
+	b = append(b, 0)
+	b, exact := appendCanonical(b, v)
+	if !exact {
+		b = append(b[:len(tool)+1], raw...)
 	}
-	var sb strings.Builder
-	sb.Grow(len(tool) + 1 + len(b))
-	sb.WriteString(tool)
-	sb.WriteByte(0)
-	sb.Write(b)
-	return sb.String()
+	key := string(b)
+	*bp = b
+	keyBufs.Put(bp)
+	return key
+}
+
+var keyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+
+// maxExact is the largest magnitude below which every integer is a float64.
+const maxExact = 1 << 53
+
+// appendCanonical writes v, decoded by encoding/json, as compact JSON with
+// object keys in sorted order. exact is false when a number may have lost
+// digits in decoding.
+func appendCanonical(b []byte, v any) (_ []byte, exact bool) {
+	exact = true
+	switch v := v.(type) {
+	case map[string]any:
+		var small [8]string
+		keys := small[:0]
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendQuote(b, k)
+			b = append(b, ':')
+			var ok bool
+			b, ok = appendCanonical(b, v[k])
+			exact = exact && ok
+		}
+		return append(b, '}'), exact
+	case []any:
+		b = append(b, '[')
+		for i, e := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			b, ok = appendCanonical(b, e)
+			exact = exact && ok
+		}
+		return append(b, ']'), exact
+	case string:
+		return strconv.AppendQuote(b, v), true
+	case float64:
+		return strconv.AppendFloat(b, v, 'g', -1, 64), v > -maxExact && v < maxExact
+	case json.Number:
+		return append(b, v...), true
+	case bool:
+		return strconv.AppendBool(b, v), true
+	case nil:
+		return append(b, "null"...), true
+	}
+	return fmt.Appendf(b, "%v", v), true
 }
 
 func sortTools(ts []Tool) {

@@ -256,6 +256,13 @@ func (o *Orchestrator) execute(ctx context.Context, e *entry, id, name, args str
 		return failed(f, ns, msg)
 	}
 	out := Outcome{Namespace: ns, Remote: e.remote}
+	select {
+	case <-o.stop:
+		r := closedResult(name)
+		out.Result, out.Failure, out.Err = r.res, r.f, r.err
+		return out
+	default:
+	}
 	var key string
 	if ttl := e.tool.CacheTTL; ttl > 0 {
 		key = cacheKey(e.call, raw, v)
@@ -326,7 +333,7 @@ func run(ctx context.Context, stop <-chan struct{}, p Provider, call Call, name 
 		cctx, cancel = context.WithCancel(ctx)
 	}
 	defer cancel()
-	done := make(chan callResult, 1)
+	done := doneChans.Get().(chan callResult)
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -344,20 +351,29 @@ func run(ctx context.Context, stop <-chan struct{}, p Provider, call Call, name 
 	}()
 	select {
 	case r := <-done:
+		// Received, so empty and with no other sender: reusable. A channel
+		// abandoned on the paths below may still receive the late result.
+		doneChans.Put(done)
 		return r
 	case <-cctx.Done():
 		return errorResult(ctx, cctx, name, timeout, cctx.Err())
 	case <-stop:
 		cancel()
-		return callResult{Result{Content: fmt.Sprintf("tool %s was cancelled: the bot is shutting down.", name), IsError: true}, FailClosed, errClosed}
+		return closedResult(name)
 	}
 }
+
+func closedResult(name string) callResult {
+	return callResult{Result{Content: fmt.Sprintf("tool %s was cancelled: the bot is shutting down.", name), IsError: true}, FailClosed, errClosed}
+}
+
+var doneChans = sync.Pool{New: func() any { return make(chan callResult, 1) }}
 
 // queueResult explains a call that gave up waiting for its queue.
 func queueResult(ctx context.Context, name, queue string, err error) callResult {
 	switch {
 	case errors.Is(err, errClosed):
-		return callResult{Result{Content: fmt.Sprintf("tool %s was cancelled: the bot is shutting down.", name), IsError: true}, FailClosed, err}
+		return closedResult(name)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return callResult{Result{Content: fmt.Sprintf("tool %s was stopped while waiting in queue %s: the time for this request ran out.", name, queue), IsError: true}, FailTimeout, err}
 	}
@@ -397,14 +413,15 @@ func parseArguments(name, args string, schema *Schema) (json.RawMessage, any, st
 	if text == "" {
 		text = "{}"
 	}
-	v, err := DecodeJSON([]byte(text))
+	raw := json.RawMessage(text)
+	var v any
+	err := json.Unmarshal(raw, &v)
 	if err != nil {
 		return nil, nil, fmt.Sprintf("The arguments for %s are not valid JSON (%v). You sent: %s\nSend a single JSON object that matches the tool's input schema.", name, err, Snippet(args, 300))
 	}
 	if _, ok := v.(map[string]any); !ok {
 		return nil, nil, fmt.Sprintf("The arguments for %s must be a JSON object, not %s. You sent: %s", name, jsonKind(v), Snippet(args, 300))
 	}
-	raw := json.RawMessage(text)
 	if err := schema.Validate(v); err != nil {
 		var ve *ValidationError
 		if errors.As(err, &ve) {
