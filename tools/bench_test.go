@@ -16,7 +16,9 @@ import (
 // cache; "plain" has neither cache nor queue.
 func BenchmarkExecute(b *testing.B) {
 	schema := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"},"n":{"type":"integer"}},"required":["q"]}`)
-	answer := func(context.Context, Call) (Result, error) { return Result{Content: "a short answer from the tool"}, nil }
+	answer := func(context.Context, Call) (Result, error) {
+		return Result{Content: "a short answer from the tool"}, nil
+	}
 	p := &funcProvider{ns: "b", call: answer, tools: []Tool{
 		{Name: "b__cached", Schema: schema, Queue: "q", CacheTTL: time.Hour},
 		{Name: "b__plain", Schema: schema},
