@@ -364,3 +364,39 @@ func TestASecretIsHiddenUnderEveryVerbAndEncoding(t *testing.T) {
 		t.Error("Reveal does not return the value")
 	}
 }
+
+func TestToolKeysGetDefaultsAndResolvedPaths(t *testing.T) {
+	t.Parallel()
+	cfg := mustLoad(t, map[string]string{"slackbot.yaml": baseConfig + `mcp_servers:
+  fs:
+    command: node
+    cwd: ./servers
+    env: {TOKEN: abc}
+    cache: 1m
+    tools_cache: {read_file: 5s}
+  web:
+    url: https://mcp.example.com/mcp
+openapi:
+  pets:
+    spec: ./pets.yaml
+  remote:
+    spec: https://api.example.com/openapi.json
+`})
+	dir := filepath.Dir(cfg.Path)
+	fs, web := cfg.MCPServers["fs"], cfg.MCPServers["web"]
+	if fs.Cwd != filepath.Join(dir, "servers") || fs.Transport() != "stdio" || web.Transport() != "http" {
+		t.Fatalf("fs cwd %q transport %q, web transport %q", fs.Cwd, fs.Transport(), web.Transport())
+	}
+	if fs.Probe() != "ping" || fs.CacheTTL("read_file").D() != 5*time.Second || fs.CacheTTL("list").D() != time.Minute {
+		t.Fatalf("probe %q, ttl %v/%v", fs.Probe(), fs.CacheTTL("read_file"), fs.CacheTTL("list"))
+	}
+	if fmt.Sprint(fs.Env["TOKEN"]) != "[redacted]" || fs.Env["TOKEN"].Reveal() != "abc" {
+		t.Fatal("MCP env values must be secrets")
+	}
+	if cfg.OpenAPI["pets"].Spec != filepath.Join(dir, "pets.yaml") || cfg.OpenAPI["remote"].Spec != "https://api.example.com/openapi.json" {
+		t.Fatalf("openapi specs %q %q", cfg.OpenAPI["pets"].Spec, cfg.OpenAPI["remote"].Spec)
+	}
+	if cfg.MCPInitConcurrency != DefaultMCPInitConcurrency || cfg.MaxAgentDepth != DefaultMaxAgentDepth {
+		t.Fatalf("defaults: init %d depth %d", cfg.MCPInitConcurrency, cfg.MaxAgentDepth)
+	}
+}

@@ -314,6 +314,26 @@ func TestValidationErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "MCP health probes, REST streaming and OpenAPI imports are checked",
+			files: map[string]string{"slackbot.yaml": baseConfig + "mcp_servers:\n  a:\n    command: x\n    health_probe: curl\n" +
+				"rest_tools:\n  s:\n    url: https://x\n    streaming: {mode: sse}\n" +
+				"openapi:\n  p:\n    base_url: ftp://x\n    methods: [FETCH]\n    queue: q\n" +
+				"mcp_init_concurrency: 0\nmax_agent_depth: 0\n"},
+			want: []string{
+				`slackbot.yaml:12: mcp_servers.a.health_probe: "curl" is not a health probe; use one of: ping, list_tools`,
+				`slackbot.yaml:16: rest_tools.s.streaming.mode: "sse" is not a streaming mode; use one of: json-stream`,
+				"rest_tools.s.streaming.discriminator_field: is required",
+				"rest_tools.s.streaming.done_value: is required",
+				"rest_tools.s.streaming: set answer_field",
+				"openapi.p.spec: is required",
+				"slackbot.yaml:19: openapi.p.base_url: must start with http:// or https://",
+				`openapi.p.methods[0]: "FETCH" is not an HTTP method`,
+				`openapi.p.queue: queue "q" is not defined under queues`,
+				"slackbot.yaml:22: mcp_init_concurrency: must be at least 1",
+				"slackbot.yaml:23: max_agent_depth: must be at least 1",
+			},
+		},
+		{
 			name:  "the state backend must be known",
 			files: map[string]string{"slackbot.yaml": baseConfig + "state:\n  backend: postgres\n"},
 			want:  []string{`slackbot.yaml:10: state.backend: "postgres" is not a state backend; use one of: memory, sqlite, redis`},
