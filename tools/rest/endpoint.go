@@ -42,8 +42,12 @@ type param struct {
 	in   string // "query" or "header"; path parameters are URL placeholders
 	name string // its name on the wire
 	// explode sends an array as repeated keys (OpenAPI's default for
-	// query parameters); otherwise its items are joined with commas.
+	// query parameters); otherwise its items are joined with sep.
 	explode bool
+	sep     string
+	// deep sends an object's fields as name[field]=value (deepObject);
+	// other objects are sent as JSON text.
+	deep bool
 }
 
 // sendsBody reports whether leftover arguments of a rest_tools endpoint go
@@ -68,23 +72,31 @@ func (e *endpoint) request(ctx context.Context, args map[string]any) (*http.Requ
 	}
 	query := u.Query()
 	added := false
-	addQuery := func(name string, v any, explode bool) {
+	addQuery := func(name string, v any, p param) {
 		if v == nil {
 			return
 		}
 		added = true
-		if items, ok := v.([]any); ok && explode && scalars(items) {
+		if items, ok := v.([]any); ok && p.explode && scalars(items) {
 			for _, it := range items {
 				query.Add(name, text(it))
 			}
 			return
 		}
-		if items, ok := v.([]any); ok && e.params != nil && scalars(items) {
+		if items, ok := v.([]any); ok && p.sep != "" && scalars(items) {
 			parts := make([]string, len(items))
 			for i, it := range items {
 				parts[i] = text(it)
 			}
-			query.Set(name, strings.Join(parts, ","))
+			query.Set(name, strings.Join(parts, p.sep))
+			return
+		}
+		if obj, ok := v.(map[string]any); ok && p.deep {
+			for k, x := range obj {
+				if x != nil {
+					query.Set(name+"["+k+"]", text(x))
+				}
+			}
 			return
 		}
 		query.Set(name, text(v))
@@ -112,7 +124,7 @@ func (e *endpoint) request(ctx context.Context, args map[string]any) (*http.Requ
 			}
 			switch p := e.params[name]; p.in {
 			case "query":
-				addQuery(p.name, v, p.explode)
+				addQuery(p.name, v, p)
 			case "header":
 				if v != nil {
 					header.Set(p.name, text(v))
@@ -129,7 +141,7 @@ func (e *endpoint) request(ctx context.Context, args map[string]any) (*http.Requ
 		if !sendsBody(e.method) {
 			for _, name := range left {
 				if !inBody[name] {
-					addQuery(name, args[name], false)
+					addQuery(name, args[name], param{})
 				}
 			}
 		}
@@ -144,7 +156,7 @@ func (e *endpoint) request(ctx context.Context, args map[string]any) (*http.Requ
 		ctype = "application/json"
 	default:
 		for _, name := range left {
-			addQuery(name, args[name], false)
+			addQuery(name, args[name], param{})
 		}
 	}
 	if added {

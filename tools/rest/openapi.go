@@ -291,11 +291,7 @@ func (c *converter) endpoint(key string, cfg config.OpenAPI, base, method, p str
 		case openapi3.ParameterInPath:
 			tmpl = strings.ReplaceAll(tmpl, "{"+prm.Name+"}", "{"+arg+"}")
 		case openapi3.ParameterInQuery:
-			explode := prm.Explode == nil || *prm.Explode
-			if prm.Style != "" && prm.Style != "form" {
-				explode = false
-			}
-			params[arg] = param{in: "query", name: prm.Name, explode: explode}
+			params[arg] = queryParam(prm)
 		case openapi3.ParameterInHeader:
 			params[arg] = param{in: "header", name: prm.Name}
 		}
@@ -369,6 +365,24 @@ func (c *converter) endpoint(key string, cfg config.OpenAPI, base, method, p str
 		bodyArg: bodyArg,
 		form:    form,
 	}, nil
+}
+
+// queryParam is how a query parameter's arrays and objects are written,
+// after its style: form (exploded by default), spaceDelimited,
+// pipeDelimited or deepObject.
+func queryParam(prm *openapi3.Parameter) param {
+	p := param{in: "query", name: prm.Name, sep: ","}
+	switch prm.Style {
+	case "", "form":
+		p.explode = prm.Explode == nil || *prm.Explode
+	case "spaceDelimited":
+		p.sep = " "
+	case "pipeDelimited":
+		p.sep = "|"
+	case "deepObject":
+		p.deep = true
+	}
+	return p
 }
 
 // mergeParams joins path-level and operation-level parameters; an

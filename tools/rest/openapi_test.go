@@ -256,3 +256,61 @@ func TestSchemaConversion(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenAPIParameterStylesAndFormBodies(t *testing.T) {
+	t.Parallel()
+	srv := newPeer(t, nil)
+	h := newHarness(t, nil, map[string]config.OpenAPI{"styles": {Spec: "testdata/styles.json", BaseURL: srv.URL}}, Options{})
+	// upload needs a binary body, which a model cannot give: it is left out.
+	want := []string{"rest__styles_search_items", "rest__styles_submit"}
+	if got := toolNames(h.o.Tools()); !slices.Equal(got, want) {
+		t.Fatalf("tools = %v, want %v", got, want)
+	}
+	tests := []struct {
+		name, tool, args, query, body string
+	}{
+		{name: "unexploded, pipe-delimited and deepObject query parameters; a parameter named body keeps its name",
+			tool: "rest__styles_search_items", args: `{"ids":[1,2],"words":["a","b"],"filter":{"k":"v"},"body":"q"}`,
+			query: "body=q&filter%5Bk%5D=v&ids=1%2C2&words=a%7Cb"},
+		{name: "a form body beside a parameter named body", tool: "rest__styles_submit",
+			args: `{"body":"q","body_2":{"name":"x y","tags":["a","b"]}}`, query: "body=q", body: "name=x+y&tags=a&tags=b"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h.mustOK(tc.tool, tc.args)
+			r := srv.last(t)
+			if r.Query != tc.query || r.Body != tc.body {
+				t.Errorf("request ?%s body %q, want ?%s body %q", r.Query, r.Body, tc.query, tc.body)
+			}
+			if tc.body != "" && r.Header.Get("Content-Type") != "application/x-www-form-urlencoded" {
+				t.Errorf("Content-Type = %q", r.Header.Get("Content-Type"))
+			}
+		})
+	}
+}
+
+func TestServerVariablesTakeTheirDefaults(t *testing.T) {
+	t.Parallel()
+	p, err := New(nil, map[string]config.OpenAPI{"styles": {Spec: "testdata/styles.json"}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := p.set.Load().byName["rest__styles_submit"]
+	if e == nil || e.url != "https://eu.example.invalid/api/search" {
+		t.Fatalf("endpoint = %+v", e)
+	}
+}
+
+func TestNamesStayUniqueAcrossRestToolsAndDocuments(t *testing.T) {
+	t.Parallel()
+	p, err := New(map[string]config.RestTool{"styles_submit": {URL: "https://x.invalid/"}},
+		map[string]config.OpenAPI{"styles": {Spec: "testdata/styles.json"}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := p.Tools(context.Background())
+	want := []string{"rest__styles_submit", "rest__styles_search_items", "rest__styles_submit_2"}
+	if got := toolNames(ts); !slices.Equal(got, want) {
+		t.Errorf("tools = %v, want %v", got, want)
+	}
+}
