@@ -126,9 +126,14 @@ func (e *endpoint) request(ctx context.Context, args map[string]any) (*http.Requ
 			case "query":
 				addQuery(p.name, v, p)
 			case "header":
-				if v != nil {
-					header.Set(p.name, text(v))
+				if v == nil {
+					continue
 				}
+				t := text(v)
+				if strings.ContainsAny(t, "\r\n\x00") {
+					return nil, &argError{fmt.Sprintf("argument %s is sent as a header and cannot hold line breaks", name)}
+				}
+				header.Set(p.name, t)
 			}
 		}
 	case e.body != nil:

@@ -314,3 +314,13 @@ func TestNamesStayUniqueAcrossRestToolsAndDocuments(t *testing.T) {
 		t.Errorf("tools = %v, want %v", got, want)
 	}
 }
+
+func TestHeaderArgumentWithLineBreakIsRefused(t *testing.T) {
+	t.Parallel()
+	srv := newPeer(t, nil)
+	h := newHarness(t, nil, map[string]config.OpenAPI{"petstore": {Spec: petstore, BaseURL: srv.URL}}, Options{})
+	out := h.exec("rest__petstore_listPets", `{"X-Trace":"a\r\nX-Evil: 1"}`)
+	if !out.IsError || !strings.Contains(out.Content, "X-Trace") || srv.count() != 0 {
+		t.Errorf("outcome %+v, %d requests sent", out, srv.count())
+	}
+}
