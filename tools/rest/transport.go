@@ -1,0 +1,92 @@
+package rest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/slackbot/slackbot/llm"
+)
+
+// defaultClient bounds the steps of a request that should be quick. The
+// wait for an answer is left to the tool's timeout (the call's context),
+// with a generous backstop for callers that give none.
+func defaultClient() *http.Client {
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	return &http.Client{Transport: &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dialer.DialContext,
+		ForceAttemptHTTP2:     true,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: 5 * time.Minute,
+		ExpectContinueTimeout: time.Second,
+		IdleConnTimeout:       90 * time.Second,
+		MaxIdleConnsPerHost:   8,
+	}}
+}
+
+// withRedirectPolicy returns a copy of c that drops every header but a few
+// harmless ones when a redirect leaves the original host: net/http strips
+// Authorization there, but not the API-key headers configs commonly use.
+func withRedirectPolicy(c *http.Client) *http.Client {
+	cp := *c
+	next := c.CheckRedirect
+	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) > 0 && !sameOrigin(req.URL, via[0].URL) {
+			for k := range req.Header {
+				switch http.CanonicalHeaderKey(k) {
+				case "Accept", "Content-Type", "User-Agent":
+				default:
+					req.Header.Del(k)
+				}
+			}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &cp
+}
+
+func sameOrigin(a, b *url.URL) bool {
+	return a.Scheme == b.Scheme && a.Host == b.Host
+}
+
+// transportError is what the model learns when no answer came: which
+// service, and whether it was slow or unreachable. The cause, which names
+// the host, stays reachable for logs only.
+func transportError(service string, err error) error {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.Canceled):
+		return llm.RedactedError(fmt.Sprintf("the call to the %s service was cancelled", service), err)
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return llm.RedactedError(fmt.Sprintf("the %s service did not answer in time", service), err)
+	}
+	return llm.RedactedError(fmt.Sprintf("could not connect to the %s service", service), err)
+}
+
+// bareCause strips the *url.Error wrapper, whose text repeats the whole
+// URL (query included), so that a log line names the host and path only.
+func bareCause(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// logURL is u without its query and user info, which may carry keys.
+func logURL(u *url.URL) string {
+	c := *u
+	c.RawQuery, c.ForceQuery, c.User, c.Fragment = "", false, nil, ""
+	return c.String()
+}
