@@ -241,6 +241,7 @@ func (s *server) probe(ctx context.Context, c *conn) error {
 	if s.cfg.Probe() == "list_tools" {
 		_, err = listTools(ctx, c.client)
 	} else {
+		//lint:ignore SA1019 ping exists on the handshake protocol we pin.
 		err = c.client.Ping(ctx)
 	}
 	if err != nil && ctx.Err() != context.Canceled {
