@@ -263,3 +263,19 @@ func TestBadServerNameIsRefused(t *testing.T) {
 		t.Fatal("NewRegistry accepted a bad server name")
 	}
 }
+
+func TestFailedHealthProbeRestartsTheServer(t *testing.T) {
+	t.Parallel()
+	core, logs := observer.New(zapcore.InfoLevel)
+	o := fastOptions(t, zap.New(core))
+	o.ProbeInterval = 300 * time.Millisecond
+	_, orch := setup(t, map[string]config.MCPServer{"f": stdio(testServer(t))}, o, tools.Options{})
+	warm(t, orch)
+	run(t, orch, "f__freeze", `{}`)
+	waitFor(t, 15*time.Second, "a restart after the failed probe", func() bool {
+		return logs.FilterMessage("MCP server died").Len() > 0 && logs.FilterMessage("MCP server connected").Len() >= 2
+	})
+	if got := run(t, orch, "f__echo", `{"message":"thawed"}`); got != "Echo: thawed" {
+		t.Errorf("echo after restart = %q", got)
+	}
+}

@@ -235,7 +235,9 @@ func (s *server) watch(ctx context.Context, c *conn) error {
 
 // probe checks that the server answers, with ping or tools/list.
 func (s *server) probe(ctx context.Context, c *conn) error {
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	// A probe may take as long as the interval between probes, within
+	// probeTimeout: a server that cannot answer a ping in that time is hung.
+	ctx, cancel := context.WithTimeout(ctx, min(s.reg.opts.ProbeInterval, probeTimeout))
 	defer cancel()
 	var err error
 	if s.cfg.Probe() == "list_tools" {

@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"syscall"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -20,7 +22,8 @@ type Options struct {
 }
 
 // New returns a server with these tools: echo, crash (the process exits
-// mid-call), hang (answers only when cancelled), "get.thing" and
+// mid-call), hang (answers only when cancelled), freeze (the process stops
+// answering anything, pings included), "get.thing" and
 // "get thing" (names that collide once sanitized), read_file, write_file,
 // delete_file, and add_tool (adds tool "added", announcing list_changed).
 func New(o Options) *server.MCPServer {
@@ -49,6 +52,14 @@ func New(o Options) *server.MCPServer {
 				_ = os.WriteFile(o.CancelFile, []byte("cancelled"), 0o644)
 			}
 			return nil, ctx.Err()
+		})
+	s.AddTool(mcp.NewTool("freeze", mcp.WithDescription("Stops the process (SIGSTOP) after answering")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			go func() {
+				time.Sleep(50 * time.Millisecond) // let the answer out first
+				_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+			}()
+			return mcp.NewToolResultText("freezing"), nil
 		})
 	s.AddTool(mcp.NewTool("get.thing"), text("dot"))
 	s.AddTool(mcp.NewTool("get thing"), text("space"))
