@@ -119,3 +119,33 @@ func TestSIGTERMToOurProcessLeavesNoProcessBehind(t *testing.T) {
 		return processGone(server) && processGone(grandchild)
 	})
 }
+
+func TestServerStopsWithItsLastHandle(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	reg, err := NewRegistry(map[string]config.MCPServer{"kids": stdio(testServer(t), "-grandchild", pidFile)}, fastOptions(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = reg.Close() })
+	a, _ := reg.Acquire("kids")
+	b, _ := reg.Acquire("kids")
+	if err := a.Warmup(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	server, grandchild := readPids(t, pidFile)
+	_ = a.Close()
+	if processGone(server) {
+		t.Fatal("the server stopped while a handle was still held")
+	}
+	if tl, _ := b.Tools(context.Background()); len(tl) == 0 {
+		t.Error("the remaining handle lost its tools")
+	}
+	_ = b.Close()
+	waitFor(t, 5*time.Second, "server and grandchild to be gone", func() bool {
+		return processGone(server) && processGone(grandchild)
+	})
+	if _, err := reg.Acquire("nope"); err == nil {
+		t.Error("Acquire of an unknown server succeeded")
+	}
+}
