@@ -37,6 +37,31 @@ func BenchmarkEchoRoundTrip(b *testing.B) {
 			}
 		}
 	})
+	// handle isolates our provider from the orchestrator's own work
+	// (argument validation, the call's goroutine and timer, logging).
+	b.Run("handle", func(b *testing.B) {
+		reg, err := NewRegistry(map[string]config.MCPServer{"every": stdio(node, script, "stdio")}, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = reg.Close() })
+		p, _ := reg.Acquire("every")
+		ctx := context.Background()
+		if err := p.Warmup(ctx); err != nil {
+			b.Fatal(err)
+		}
+		call := tools.Call{ID: "1", Name: "every__echo", Arguments: []byte(`{"message":"hello"}`)}
+		for range warmCalls {
+			_, _ = p.Call(ctx, call)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			if res, err := p.Call(ctx, call); err != nil || res.IsError {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("bare", func(b *testing.B) {
 		c, err := client.NewStdioMCPClient(node, nil, script, "stdio")
 		if err != nil {
