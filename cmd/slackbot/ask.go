@@ -19,14 +19,14 @@ import (
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/anthropic"
 	"github.com/slackbot/slackbot/llm/openai"
-	"github.com/slackbot/slackbot/tools"
 )
 
 // wiring is what a subcommand needs to run sessions.
 type wiring struct {
-	cfg    *config.Config
-	runner *agent.Runner
-	log    *zap.Logger
+	cfg        *config.Config
+	runner     *agent.Runner
+	log        *zap.Logger
+	closeTools func() error
 }
 
 // wire loads the configuration and builds the runner. Logs go to stderr as
@@ -51,12 +51,20 @@ func wire(ctx context.Context, path string, verbose bool, stderr io.Writer) (*wi
 		}
 		providers[name] = p
 	}
-	max := cfg.ToolOutput.MaxBytes
-	if max == 0 {
-		max = config.DefaultToolResponseMaxByte
+	orch, closeTools, err := buildTools(cfg, log)
+	if err != nil {
+		return nil, err
 	}
-	orch := tools.New(ctx, tools.Options{MaxResultBytes: max, Log: log})
-	return &wiring{cfg: cfg, log: log, runner: &agent.Runner{Providers: providers, Tools: orch, Log: log}}, nil
+	warmup(ctx, orch, log)
+	return &wiring{cfg: cfg, log: log, closeTools: closeTools, runner: &agent.Runner{Providers: providers, Tools: orch, Log: log}}, nil
+}
+
+// Close stops the tools: MCP servers and every process they started.
+func (w *wiring) Close() {
+	if err := w.closeTools(); err != nil {
+		w.log.Warn("stopping the tools", zap.Error(err))
+	}
+	_ = w.log.Sync()
 }
 
 // newLogger writes log lines to w at the configuration's log.level (every
@@ -113,7 +121,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	defer func() { _ = w.log.Sync() }()
+	defer w.Close()
 	a, err := w.agent(*name)
 	if err != nil {
 		return err
@@ -147,7 +155,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return err
 	}
-	defer func() { _ = w.log.Sync() }()
+	defer w.Close()
 	a, err := w.agent(*name)
 	if err != nil {
 		return err

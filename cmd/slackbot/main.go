@@ -24,6 +24,8 @@ Usage:
   slackbot chat [--config FILE] [--agent NAME]
                                   talk to an agent in the terminal, one session per question
   slackbot agents [--config FILE] list and validate the agent files
+  slackbot tools [--config FILE] [--agent NAME]
+                                  start the tool providers and list the tools they offer
   slackbot render [--input markdown|report] [--builder-url] < FILE
                                   print Block Kit messages for Markdown or a final report
   slackbot version                print the version
@@ -64,6 +66,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runAsk(ctx, args[1:], stdout, stderr)
 	case "chat":
 		return runChat(ctx, args[1:], stdin, stdout, stderr)
+	case "tools":
+		return runTools(ctx, args[1:], stdout, stderr)
 	case "agents":
 		return runAgents(args[1:], stdout, stderr)
 	case "render":

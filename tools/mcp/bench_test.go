@@ -1,0 +1,90 @@
+package mcp
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/tools"
+)
+
+// warmCalls run before timing starts, so that node's JIT has compiled the
+// server's hot path for both sides alike.
+const warmCalls = 2000
+
+// BenchmarkEchoRoundTrip measures one echo call to server-everything over
+// stdio through our provider and the orchestrator (provider) against a bare
+// mcp-go client on the same server (bare): the difference is our cost.
+func BenchmarkEchoRoundTrip(b *testing.B) {
+	node, script := npmPeer(b, "server-everything")
+	b.Run("provider", func(b *testing.B) {
+		_, orch := setup(b, map[string]config.MCPServer{"every": stdio(node, script, "stdio")}, Options{}, tools.Options{})
+		warm(b, orch)
+		ctx := context.Background()
+		for range warmCalls {
+			orch.Execute(ctx, "1", "every__echo", `{"message":"hello"}`, time.Minute)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			out := orch.Execute(ctx, "1", "every__echo", `{"message":"hello"}`, time.Minute)
+			if !out.OK() {
+				b.Fatal(out.Content)
+			}
+		}
+	})
+	// handle isolates our provider from the orchestrator's own work
+	// (argument validation, the call's goroutine and timer, logging).
+	b.Run("handle", func(b *testing.B) {
+		reg, err := NewRegistry(map[string]config.MCPServer{"every": stdio(node, script, "stdio")}, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = reg.Close() })
+		p, _ := reg.Acquire("every")
+		ctx := context.Background()
+		if err := p.Warmup(ctx); err != nil {
+			b.Fatal(err)
+		}
+		call := tools.Call{ID: "1", Name: "every__echo", Arguments: []byte(`{"message":"hello"}`)}
+		for range warmCalls {
+			_, _ = p.Call(ctx, call)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			if res, err := p.Call(ctx, call); err != nil || res.IsError {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("bare", func(b *testing.B) {
+		c, err := client.NewStdioMCPClient(node, nil, script, "stdio")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = c.Close() })
+		ctx := context.Background()
+		if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+			b.Fatal(err)
+		}
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "echo"
+		req.Params.Arguments = map[string]any{"message": "hello"}
+		for range warmCalls {
+			_, _ = c.CallTool(ctx, req)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			res, err := c.CallTool(ctx, req)
+			if err != nil || res.IsError {
+				b.Fatal(err)
+			}
+		}
+	})
+}
