@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -165,12 +166,60 @@ func connect(run context.Context, name string, cfg config.MCPServer) (*conn, err
 	return c, nil
 }
 
+// listTools asks for the server's tools page by page over the client's
+// transport rather than through the client's typed call: mcp-go's typed
+// tool keeps only some schema keywords (type, properties, required, …) and
+// would drop a top-level anyOf, oneOf or description, so the model would
+// see a looser schema than the server wrote. Each tool keeps its
+// inputSchema as sent, in RawInputSchema.
 func listTools(ctx context.Context, cl *client.Client) ([]mcp.Tool, error) {
-	res, err := cl.ListTools(ctx, mcp.ListToolsRequest{})
-	if err != nil {
-		return nil, err
+	var all []mcp.Tool
+	seen := map[string]bool{}
+	cursor := ""
+	for page := 1; ; page++ {
+		var params any
+		if cursor != "" {
+			params = map[string]any{"cursor": cursor}
+		}
+		resp, err := cl.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
+			JSONRPC: mcp.JSONRPC_VERSION,
+			// A string id cannot collide with the client's numbered requests.
+			ID:     mcp.NewRequestId(fmt.Sprintf("slackbot-tools-list-%d", page)),
+			Method: string(mcp.MethodToolsList),
+			Params: params,
+		})
+		if err != nil {
+			return nil, err
+		}
+		if resp.Error != nil {
+			return nil, fmt.Errorf("tools/list: %s", resp.Error.Message)
+		}
+		var res struct {
+			Tools      []json.RawMessage `json:"tools"`
+			NextCursor string            `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(resp.Result, &res); err != nil {
+			return nil, fmt.Errorf("tools/list: %w", err)
+		}
+		for _, raw := range res.Tools {
+			var t mcp.Tool
+			var schema struct {
+				InputSchema json.RawMessage `json:"inputSchema"`
+			}
+			if err := json.Unmarshal(raw, &t); err != nil {
+				return nil, fmt.Errorf("tools/list: %w", err)
+			}
+			if json.Unmarshal(raw, &schema) == nil && len(schema.InputSchema) > 0 && string(schema.InputSchema) != "null" {
+				t.RawInputSchema = schema.InputSchema
+			}
+			all = append(all, t)
+		}
+		if res.NextCursor == "" || seen[res.NextCursor] {
+			return all, nil
+		}
+		seen[res.NextCursor] = true
+		cursor = res.NextCursor
 	}
-	return res.Tools, nil
 }
 
 // clientOptions pin the initialize handshake: the stateless protocol core

@@ -99,6 +99,23 @@ func TestCancelledContextStopsWaitingAtOnce(t *testing.T) {
 	}
 }
 
+func TestASchemaReachesTheModelAsTheServerWroteIt(t *testing.T) {
+	t.Parallel()
+	_, orch := setup(t, map[string]config.MCPServer{"f": stdio(testServer(t))}, fastOptions(t, nil), tools.Options{})
+	warm(t, orch)
+	tool, ok := orch.Tool("f__lookup")
+	if !ok || !strings.Contains(string(tool.Schema), `"oneOf"`) {
+		t.Fatalf("f__lookup schema = %s (ok=%v)", tool.Schema, ok)
+	}
+	ctx := context.Background()
+	if out := orch.Execute(ctx, "1", "f__lookup", `{"path":"a","id":1}`, 0); out.Failure != tools.FailInvalidArgs {
+		t.Fatalf("both path and id were accepted: %+v", out)
+	}
+	if out := orch.Execute(ctx, "2", "f__lookup", `{"id":7}`, 0); !out.OK() || out.Content != "found" {
+		t.Fatalf("a valid call: %+v", out)
+	}
+}
+
 func TestToolWithBadSchemaIsSkippedWithAWarning(t *testing.T) {
 	t.Parallel()
 	core, logs := observer.New(zapcore.WarnLevel)

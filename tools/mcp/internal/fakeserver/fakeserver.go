@@ -25,7 +25,7 @@ type Options struct {
 // mid-call), hang (answers only when cancelled), freeze (the process stops
 // answering anything, pings included), "get.thing" and
 // "get thing" (names that collide once sanitized), read_file, write_file,
-// delete_file, and add_tool (adds tool "added", announcing list_changed).
+// delete_file, lookup (a top-level oneOf in its schema), and add_tool (adds tool "added", announcing list_changed).
 func New(o Options) *server.MCPServer {
 	s := server.NewMCPServer("fake", "1.0.0",
 		server.WithToolCapabilities(true),
@@ -71,6 +71,11 @@ func New(o Options) *server.MCPServer {
 			s.AddTool(mcp.NewTool("added"), text("I was added"))
 			return mcp.NewToolResultText("ok"), nil
 		})
+	// Its schema's top-level oneOf is a keyword mcp-go's typed tool drops:
+	// either a path or an id, never both, never neither.
+	s.AddTool(mcp.NewToolWithRawSchema("lookup", "find a thing by path or by id",
+		json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"id":{"type":"integer"}},`+
+			`"oneOf":[{"required":["path"]},{"required":["id"]}],"additionalProperties":false}`)), text("found"))
 	if o.BadSchema {
 		s.AddTool(mcp.NewToolWithRawSchema("broken", "bad schema",
 			json.RawMessage(`{"type":"object","properties":{"x":{"type":"no-such-type"}}}`)), text("never"))
