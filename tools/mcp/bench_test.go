@@ -88,3 +88,54 @@ func BenchmarkEchoRoundTrip(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkEchoRatio alternates one call through the orchestrator and our
+// provider with one call from a bare mcp-go client, each to its own
+// server-everything process, and reports the ratio of their total times.
+// Alternating puts both sides under the same machine load at every moment,
+// which separate sub-benchmarks on a busy machine do not.
+func BenchmarkEchoRatio(b *testing.B) {
+	node, script := npmPeer(b, "server-everything")
+	_, orch := setup(b, map[string]config.MCPServer{"every": stdio(node, script, "stdio")}, Options{}, tools.Options{})
+	warm(b, orch)
+	c, err := client.NewStdioMCPClient(node, nil, script, "stdio")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Close() })
+	ctx := context.Background()
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		b.Fatal(err)
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "echo"
+	req.Params.Arguments = map[string]any{"message": "hello"}
+	ours := func() {
+		if out := orch.Execute(ctx, "1", "every__echo", `{"message":"hello"}`, time.Minute); !out.OK() {
+			b.Fatal(out.Content)
+		}
+	}
+	bare := func() {
+		if res, err := c.CallTool(ctx, req); err != nil || res.IsError {
+			b.Fatal(err)
+		}
+	}
+	for range warmCalls {
+		ours()
+		bare()
+	}
+	var tOurs, tBare time.Duration
+	n := 0
+	for b.Loop() {
+		start := time.Now()
+		ours()
+		mid := time.Now()
+		bare()
+		tOurs += mid.Sub(start)
+		tBare += time.Since(mid)
+		n++
+	}
+	b.ReportMetric(float64(tOurs.Nanoseconds())/float64(n), "ours-ns/call")
+	b.ReportMetric(float64(tBare.Nanoseconds())/float64(n), "bare-ns/call")
+	b.ReportMetric(float64(tOurs)/float64(tBare), "ratio")
+}
