@@ -16,7 +16,10 @@ import (
 
 func TestARouterHandsTheRequestToItsDestinationWithItsNote(t *testing.T) {
 	t.Parallel()
-	use := func(r llmtest.Reply, in, out int) llmtest.Reply { r.Usage = &llmtest.Usage{Input: in, Output: out}; return r }
+	use := func(r llmtest.Reply, in, out int) llmtest.Reply {
+		r.Usage = &llmtest.Usage{Input: in, Output: out}
+		return r
+	}
 	h := newTeam(t, []member{
 		as(routerNamed("triage", "billing", "support"), use(handOffTo("billing", "They want a refund for March."), 300, 20)),
 		as(agentNamed("billing"), use(finalReport(StatusSuccess, "Refunded."), 700, 40)),
@@ -175,4 +178,3 @@ func TestAHandoffInsideABatchIsRefused(t *testing.T) {
 		t.Errorf("batch result = %q", got)
 	}
 }
-

@@ -95,7 +95,10 @@ func TestAFailedSubAgentIsAnErrorResultTheCallerCanRecoverFrom(t *testing.T) {
 
 func TestSubAgentUsageAndCostAddUpInTheCaller(t *testing.T) {
 	t.Parallel()
-	use := func(r llmtest.Reply, in, out int) llmtest.Reply { r.Usage = &llmtest.Usage{Input: in, Output: out}; return r }
+	use := func(r llmtest.Reply, in, out int) llmtest.Reply {
+		r.Usage = &llmtest.Usage{Input: in, Output: out}
+		return r
+	}
 	h := newTeam(t, []member{
 		as(agentNamed("planner", "researcher"), use(ask("researcher", "Look."), 1000, 50), use(finalReport(StatusSuccess, "Done."), 1200, 60)),
 		as(agentNamed("researcher", "fetcher"), use(ask("fetcher", "Fetch."), 500, 20), use(subReport(StatusSuccess, "Looked."), 600, 30)),
