@@ -24,6 +24,10 @@ import (
 // HandoffTool is how a router hands the conversation off.
 const HandoffTool = "router__handoff-to"
 
+// HandedOff is the SessionSummary.Status of a router's session that handed
+// the request off; its session_done Notice names the destination.
+const HandedOff = "handed_off"
+
 // routerNote introduces the router's message in the destination's prompt.
 const routerNote = "Note from the router: "
 
@@ -117,7 +121,7 @@ func (s *session) endHandoff(start time.Time, h *handoff) *Result {
 	s.tree.finish(true, end)
 	u := s.usage
 	s.emit(Event{Kind: EventSessionDone, Op: s.tree, Notice: "handed off to " + h.agent, Usage: &u, Result: &SessionSummary{
-		Turns: s.turn, ToolCalls: s.toolCalls, Duration: end.Sub(start), Status: "handoff", Source: HandoffTool}})
+		Turns: s.turn, ToolCalls: s.toolCalls, Duration: end.Sub(start), Status: HandedOff, Source: HandoffTool}})
 	return &Result{SessionID: s.id, Turns: s.turn, ToolCalls: s.toolCalls, Usage: s.usage, Messages: s.msgs, Tree: s.tree.Snapshot()}
 }
 
