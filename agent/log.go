@@ -15,6 +15,10 @@ func LogEvents(log *zap.Logger) Observer {
 			return
 		}
 		fields := []zap.Field{zap.String("session", e.Session), zap.String("agent", e.Agent), zap.Int("turn", e.Turn)}
+		if e.Parent != "" {
+			// A sub-agent's session, or a router's destination: where it sits.
+			fields = append(fields, zap.Strings("path", e.Path), zap.String("parent_call", e.Parent))
+		}
 		if l := e.LLM; l != nil {
 			fields = append(fields, zap.String("provider", l.Provider), zap.String("model", l.Model),
 				zap.Int("input_tokens", l.Usage.InputTokens), zap.Int("output_tokens", l.Usage.OutputTokens),

@@ -13,7 +13,8 @@ import (
 	"github.com/slackbot/slackbot/tools"
 )
 
-// Routers: an agent with router destinations is offered router__handoff-to.
+// Routers: an agent with router destinations is offered router__handoff-to
+// (with those of its destinations the Runner knows).
 // A successful handoff ends the router's session without a report, and the
 // Runner runs the destination on the same request — history, prompt,
 // observer — with the router's message as an advisory note. The
@@ -84,12 +85,8 @@ func (s *session) handOff(c *llm.ToolCall, op *Op, inBatch bool) callOutcome {
 		Message string `json:"message"`
 	}
 	_ = json.Unmarshal(raw, &args)
-	dests := s.a.Router.Destinations
-	switch {
-	case !slices.Contains(dests, args.Agent):
-		return callOutcome{fmt.Sprintf("There is no destination %q. Hand off to one of: %s.", tools.Snippet(args.Agent, 100), strings.Join(dests, ", ")), true}
-	case s.r.Agents[args.Agent] == nil:
-		return callOutcome{fmt.Sprintf("The agent %s is not configured; choose another destination or answer yourself.", args.Agent), true}
+	if !slices.Contains(s.dests, args.Agent) {
+		return callOutcome{fmt.Sprintf("There is no destination %q. Hand off to one of: %s.", tools.Snippet(args.Agent, 100), strings.Join(s.dests, ", ")), true}
 	}
 	if why := s.r.refuse(s.path, args.Agent); why != "" {
 		return callOutcome{why, true}

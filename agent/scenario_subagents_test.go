@@ -278,3 +278,34 @@ func TestCancellingTheCallerStopsTheSubAgent(t *testing.T) {
 		t.Errorf("the researcher's session did not end cancelled: %+v", childDone)
 	}
 }
+
+func TestASubAgentsLogLinesSayWhereItSits(t *testing.T) {
+	t.Parallel()
+	h := newTeam(t, []member{
+		as(agentNamed("planner", "researcher"), askWithID("call_r", "researcher", "Look."), finalReport(StatusSuccess, "Done.")),
+		as(agentNamed("researcher"), callTool("test__echo", `{"text":"hi"}`), subReport(StatusSuccess, "Looked.")),
+	}, withTools(toolbox{"echo": echo()}))
+	log, buf := infoLogger()
+	h.runner.Log = log
+	h.run("Go.")
+	lines := strings.Split(buf.String(), "\n")
+	has := func(parts ...string) bool {
+		return slices.ContainsFunc(lines, func(l string) bool {
+			for _, p := range parts {
+				if !strings.Contains(l, p) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	if !has(`"msg":"session_done"`, `"agent":"researcher"`, `"path":["planner","researcher"]`, `"parent_call":"call_r"`) {
+		t.Errorf("the researcher's session_done does not say where it sits:\n%s", buf)
+	}
+	if !has(`"msg":"tool response"`, `"agent":"researcher"`, `"tool":"test__echo"`) {
+		t.Errorf("the researcher's tool call is not logged with its agent:\n%s", buf)
+	}
+	if !has(`"level":"info"`, `"msg":"tool_finished"`, `"agent":"planner"`, `"tool":"agent__researcher"`, `"namespace":"subagent"`) {
+		t.Errorf("the sub-agent call has no info line of its own:\n%s", buf)
+	}
+}

@@ -35,7 +35,8 @@ type Runner struct {
 	// from a reloaded configuration, so it does not grow with reloads.
 	Tools *tools.Orchestrator
 	// Agents are the configured agents by name, where an agent's
-	// sub-agents (agent__<name>) and router destinations are found.
+	// sub-agents (agent__<name>) and router destinations are found; those
+	// missing here are not offered.
 	Agents map[string]*config.Agent
 	// MaxDepth bounds how deep sessions nest: a top-level session is depth
 	// 1, each sub-agent call and each router handoff one more. 0 means

@@ -26,6 +26,7 @@ type toolSet struct {
 	promptTok int
 	schema    *tools.Schema     // the output schema of a json session
 	subAgents map[string]string // agent__<name> → name
+	dests     []string          // a router's destinations that are configured
 }
 
 // toolSetKey names a cache entry by agent name, not by pointer: a reloaded
@@ -76,9 +77,14 @@ func (r *Runner) toolSet(a *config.Agent, format string) (*toolSet, error) {
 			ts.defs = append(ts.defs, subAgentDef(tool, sub))
 		}
 	}
-	if a.IsRouter() {
+	for _, d := range a.Router.Destinations {
+		if r.Agents[d] != nil {
+			ts.dests = append(ts.dests, d)
+		}
+	}
+	if len(ts.dests) > 0 {
 		ts.offered[HandoffTool] = true
-		ts.defs = append(ts.defs, handoffDef(a.Router.Destinations, r.Agents))
+		ts.defs = append(ts.defs, handoffDef(ts.dests, r.Agents))
 	}
 	instructions := ""
 	if r.Tools != nil {
