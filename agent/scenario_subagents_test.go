@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm"
@@ -308,4 +309,33 @@ func TestASubAgentsLogLinesSayWhereItSits(t *testing.T) {
 	if !has(`"level":"info"`, `"msg":"tool_finished"`, `"agent":"planner"`, `"tool":"agent__researcher"`, `"namespace":"subagent"`) {
 		t.Errorf("the sub-agent call has no info line of its own:\n%s", buf)
 	}
+}
+
+func TestASubAgentKeepsTimeForItsReportWithinTheCallersTimeLimit(t *testing.T) {
+	t.Parallel()
+	stuck := fn{anyArgs, func(ctx context.Context, _ map[string]any) (tools.Result, error) {
+		<-ctx.Done()
+		return tools.Result{}, ctx.Err()
+	}}
+	planner := agentNamed("planner", "researcher")
+	planner.MaxSessionDuration = config.Duration(3 * time.Second)
+	researcher := agentNamed("researcher")
+	researcher.MaxSessionDuration = config.Duration(time.Hour) // bounded by the planner's instead
+	researcher.ToolTimeout = config.Duration(time.Hour)
+	h := newTeam(t, []member{
+		as(planner, askWithID("call_r", "researcher", "Look."), finalReport(StatusSuccess, "Done.")),
+		as(researcher, callTool("test__stuck", `{}`), subReport(StatusPartial, "Ran out of time; partial answer.")),
+	}, withTools(toolbox{"stuck": stuck}))
+	start := time.Now()
+	res := h.run("Go.")
+	wantReport(t, res, StatusSuccess, SourceToolCall)
+	if d := time.Since(start); d >= 3*time.Second {
+		t.Errorf("the run took %s, past the planner's limit", d)
+	}
+	got := toolResultFor(t, h.requestsOf("planner")[1], "call_r")
+	if got != "Ran out of time; partial answer." {
+		t.Errorf("the planner read %q, want the researcher's own report", got)
+	}
+	last := h.requestsOf("researcher")[1]
+	wantFinalOnly(t, last)
 }
