@@ -141,10 +141,11 @@ func Tee(obs ...Observer) Observer {
 
 // Op is a live node of a session's operation tree: the session, its turns,
 // and within a turn the model call and the tool calls (a batch holds its
-// inner calls; a sub-agent's session, or a router's destination, hangs under
-// the call that started it, in the same tree). The session changes nodes while tools run in parallel, so
-// an Op is read only through its methods, which take the tree's lock:
-// Snapshot copies the node and everything under it as it is at that moment.
+// inner calls; a sub-agent's session, or a router's destination, hangs
+// under the call that started it, in the same tree). The session changes
+// nodes while tools run in parallel, so an Op is read only through its
+// methods, which take the tree's lock: Snapshot copies the node and
+// everything under it as it is at that moment.
 type Op struct {
 	mu       *sync.Mutex // the tree's lock, shared by every node
 	id       int
