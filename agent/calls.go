@@ -76,17 +76,27 @@ func (s *session) dispatch(ctx context.Context, c *llm.ToolCall, under *Op, pare
 		info.Failure = string(tools.FailUnknownTool)
 		out = callOutcome{s.unknownTool(c.Name), true}
 	case c.Name == FinalReportTool:
-		info.Namespace = "agent"
+		info.Namespace = nsAgent
 		out = s.finalReport(c, parent != "")
 	case c.Name == TaskStatusTool, c.Name == FinishTool:
-		info.Namespace = "agent"
+		info.Namespace = nsAgent
 		out = s.simpleBuiltin(c)
 	case c.Name == BatchTool:
-		info.Namespace = "agent"
+		info.Namespace = nsAgent
 		out = s.batch(ctx, c, op, parent != "")
+	case s.subAgents[c.Name] != "":
+		info.Namespace = nsSubagent
+		out = s.callSubAgent(ctx, c, op)
+	case c.Name == HandoffTool:
+		info.Namespace = nsRouter
+		out = s.handOff(c, op, parent != "")
 	default:
+		if s.log != nil {
+			ctx = tools.WithLogger(ctx, s.log)
+		}
 		o := s.r.Tools.Execute(ctx, c.ID, c.Name, c.Arguments, s.a.ToolTimeout.D())
 		info.Namespace, info.Failure, info.Oversize = o.Namespace, string(o.Failure), o.Oversize
+		info.Remote, info.Queue, info.QueueWait, info.Cached = o.Remote, o.Queue, o.QueueWait, o.Cached
 		if o.Err != nil {
 			info.Err = o.Err.Error()
 		}

@@ -35,6 +35,18 @@ type Event struct {
 	Agent   string
 	Time    time.Time
 	Turn    int
+	// Path is the chain of agents from the top-level session down to the
+	// one that emitted the event, that one last: ["tester"] for a top-level
+	// session, ["planner", "researcher"] for the sub-agent researcher called
+	// by planner, ["triage", "billing"] for billing after the router triage
+	// handed off to it. It must not be modified.
+	Path []string
+	// Parent is the id of the tool call (agent__<name> or
+	// router__handoff-to) in the session above that started this one; ""
+	// for the top-level session. A headend showing progress tells nested
+	// sessions by it; the run's answer is the Report that Runner.Run
+	// returns, not any EventFinalReport.
+	Parent string
 	// Op is the node of the session's operation tree the event belongs to.
 	// It is live: read it with Op.Snapshot (Op.Root().Snapshot() for the
 	// whole tree), which is safe while tools still run.
@@ -78,6 +90,15 @@ type ToolInfo struct {
 	Err         string // for logs: the underlying error
 	Oversize    bool
 	Parent      string // the batch call's ID when run inside agent__batch
+	// Remote is the tool as its source knows it ("github:search_code"),
+	// for calls the shared tools ran.
+	Remote string
+	// Queue is the queue the call waited in ("" for none) and QueueWait
+	// how long it waited there for its turn.
+	Queue     string
+	QueueWait time.Duration
+	// Cached is set when the result came from the response cache.
+	Cached bool
 }
 
 // SessionSummary closes a session.
@@ -120,9 +141,11 @@ func Tee(obs ...Observer) Observer {
 
 // Op is a live node of a session's operation tree: the session, its turns,
 // and within a turn the model call and the tool calls (a batch holds its
-// inner calls). The session changes nodes while tools run in parallel, so
-// an Op is read only through its methods, which take the tree's lock:
-// Snapshot copies the node and everything under it as it is at that moment.
+// inner calls; a sub-agent's session, or a router's destination, hangs
+// under the call that started it, in the same tree). The session changes
+// nodes while tools run in parallel, so an Op is read only through its
+// methods, which take the tree's lock: Snapshot copies the node and
+// everything under it as it is at that moment.
 type Op struct {
 	mu       *sync.Mutex // the tree's lock, shared by every node
 	id       int
@@ -139,8 +162,8 @@ type Op struct {
 // OpSnapshot is an Op and its subtree at one moment: a copy that nothing
 // changes afterwards, safe to keep and to read from any goroutine.
 type OpSnapshot struct {
-	ID       int    // unique within the session; the root is 0
-	Kind     string // session | turn | llm | tool
+	ID       int    // unique within the tree; the top-level session is 0
+	Kind     string // session | turn | llm | tool (a sub-agent's session sits under its call)
 	Name     string
 	Start    time.Time
 	End      time.Time // zero while the operation runs
@@ -182,13 +205,14 @@ func (o *Op) rename(name string) {
 	o.mu.Unlock()
 }
 
-// ID identifies the node within its session's tree (the root is 0).
+// ID identifies the node within its tree (the top-level session is 0).
 func (o *Op) ID() int { return o.id }
 
 // Kind is session, turn, llm or tool; it never changes.
 func (o *Op) Kind() string { return o.kind }
 
-// Root returns the session's node, the root of the tree o belongs to.
+// Root returns the root of the tree o belongs to: the top-level session's
+// node, also for the nodes of sub-agents' sessions.
 func (o *Op) Root() *Op {
 	for o.parent != nil {
 		o = o.parent

@@ -15,6 +15,10 @@ func LogEvents(log *zap.Logger) Observer {
 			return
 		}
 		fields := []zap.Field{zap.String("session", e.Session), zap.String("agent", e.Agent), zap.Int("turn", e.Turn)}
+		if e.Parent != "" {
+			// A sub-agent's session, or a router's destination: where it sits.
+			fields = append(fields, zap.Strings("path", e.Path), zap.String("parent_call", e.Parent))
+		}
 		if l := e.LLM; l != nil {
 			fields = append(fields, zap.String("provider", l.Provider), zap.String("model", l.Model),
 				zap.Int("input_tokens", l.Usage.InputTokens), zap.Int("output_tokens", l.Usage.OutputTokens),
@@ -38,6 +42,15 @@ func LogEvents(log *zap.Logger) Observer {
 				}
 				if t.Oversize {
 					fields = append(fields, zap.Bool("oversize", true))
+				}
+				if t.Remote != "" {
+					fields = append(fields, zap.String("remote", t.Remote))
+				}
+				if t.Queue != "" {
+					fields = append(fields, zap.String("queue", t.Queue), zap.Duration("queue_wait", t.QueueWait))
+				}
+				if t.Cached {
+					fields = append(fields, zap.Bool("cached", true))
 				}
 			}
 			if t.Parent != "" {
@@ -83,7 +96,10 @@ func LogEvents(log *zap.Logger) Observer {
 }
 
 // eventLevel: the life of a session and each finished tool call at info,
-// other inner steps at debug, failures and refused answers at warn.
+// other inner steps at debug, failures and refused answers at warn. A call
+// the shared tools ran already has its info line, the orchestrator's "tool
+// response" (written with the session's logger, so it carries the session
+// and agent), so its tool_finished line is only for debugging.
 func eventLevel(e *Event) zapcore.Level {
 	switch {
 	case e.LLM != nil && e.LLM.Err != "", e.Tool != nil && e.Tool.Failure != "":
@@ -92,8 +108,27 @@ func eventLevel(e *Event) zapcore.Level {
 		return zapcore.WarnLevel
 	}
 	switch e.Kind {
-	case EventSessionStarted, EventFinalReport, EventSessionDone, EventNotice, EventLLMRetry, EventToolFinished:
+	case EventToolFinished:
+		if !inSession(e.Tool.Namespace) {
+			return zapcore.DebugLevel
+		}
+		return zapcore.InfoLevel
+	case EventSessionStarted, EventFinalReport, EventSessionDone, EventNotice, EventLLMRetry:
 		return zapcore.InfoLevel
 	}
 	return zapcore.DebugLevel
+}
+
+// Namespaces of the tools a session runs itself, rather than through the
+// shared tools.
+const (
+	nsAgent    = "agent"    // the built-ins
+	nsSubagent = "subagent" // agent__<name>
+	nsRouter   = "router"   // router__handoff-to
+)
+
+// inSession reports whether calls of namespace ns are run by the session
+// itself, so that no other line logs them.
+func inSession(ns string) bool {
+	return ns == nsAgent || ns == nsSubagent || ns == nsRouter
 }

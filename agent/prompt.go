@@ -25,9 +25,11 @@ const (
 )
 
 // systemPrompt is the agent's prompt followed by how to deliver the answer
-// in this session's format. It is the same for every session of an agent, so
-// it is built (and its tokens counted) once; sessionPrompt adds what changes.
-func systemPrompt(a *config.Agent, format string, offered map[string]bool) string {
+// in this session's format, and the instructions that come with the tools
+// it is offered. It is the same for every session of an agent while the
+// tools stay the same, so it is built (and its tokens counted) once;
+// sessionPrompt adds what changes.
+func systemPrompt(a *config.Agent, format string, offered map[string]bool, instructions string) string {
 	var b strings.Builder
 	b.WriteString(strings.TrimSpace(a.Prompt))
 	b.WriteString("\n\n## Delivering your answer\n")
@@ -50,6 +52,19 @@ func systemPrompt(a *config.Agent, format string, offered map[string]bool) strin
 	}
 	if offered[BatchTool] {
 		b.WriteString("\nTo run several independent tools at once, call them in one turn or use `" + BatchTool + "`.")
+	}
+	for _, name := range a.Agents {
+		if offered[SubAgentPrefix+name] {
+			b.WriteString("\nThe `" + SubAgentPrefix + "<name>` tools are other agents: each sees nothing of this conversation, so give it a self-contained task.")
+			break
+		}
+	}
+	if offered[HandoffTool] {
+		b.WriteString("\nIf one of the agents of `" + HandoffTool + "` is better suited to answer, hand the request off to it instead of answering: " +
+			"it then answers the user, and you write no final report.")
+	}
+	if instructions = strings.TrimSpace(instructions); instructions != "" {
+		b.WriteString("\n\n## Instructions for your tools\n" + instructions)
 	}
 	return b.String()
 }

@@ -263,7 +263,7 @@ func infoLogger() (*zap.Logger, *syncBuffer) {
 	return zap.New(zapcore.NewCore(enc, zapcore.AddSync(buf), zapcore.InfoLevel)), buf
 }
 
-func TestRefusedReportsAreWarnedWithWhyAndEachToolCallHasAnInfoLine(t *testing.T) {
+func TestRefusedReportsAreWarnedWithWhyAndEachToolCallHasOneInfoLine(t *testing.T) {
 	t.Parallel()
 	const secretArg = "password-hunter2"
 	h := newHarness(t, withTools(toolbox{"echo": echo()}), withAgent(func(a *config.Agent) { a.Output.Format = config.FormatJSON }), script(
@@ -298,8 +298,17 @@ func TestRefusedReportsAreWarnedWithWhyAndEachToolCallHasAnInfoLine(t *testing.T
 	if !find("warn", string(EventNotice), `report_format \"markdown\" does not match the session's \"json\"`) {
 		t.Errorf("no warn line for the report in the wrong format:\n%s", buf)
 	}
-	if !find("info", string(EventToolFinished), `"tool":"test__echo"`, `"latency"`, `"result_bytes":`, `"arg_bytes":`, `"ok":true`) {
-		t.Errorf("no info line for the tool call with name, latency, bytes and outcome:\n%s", buf)
+	// The orchestrator writes the info line of a call it ran, with the
+	// session's fields; the session's own tool_finished line is for debugging.
+	if !find("info", "tool response", `"session":"`, `"agent":"tester"`, `"tool":"test__echo"`, `"remote":"test:test__echo"`, `"latency"`,
+		`"bytes_in":`, `"bytes_out":`, `"ok":true`) {
+		t.Errorf("no info line for the tool call with session, name, latency, bytes and outcome:\n%s", buf)
+	}
+	if find("info", string(EventToolFinished), `"tool":"test__echo"`) {
+		t.Errorf("the call has a second info line, tool_finished:\n%s", buf)
+	}
+	if !find("info", string(EventToolFinished), `"tool":"`+FinalReportTool+`"`) {
+		t.Errorf("a built-in's call has no tool_finished info line:\n%s", buf)
 	}
 	if strings.Contains(buf.String(), secretArg) {
 		t.Errorf("the log shows a tool's arguments:\n%s", buf)

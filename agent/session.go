@@ -8,8 +8,6 @@ package agent
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -29,13 +27,21 @@ import (
 type Runner struct {
 	// Providers are the configured model endpoints by name.
 	Providers map[string]llm.Provider
-	// Tools are the shared tools (MCP, REST, sub-agents); nil means none.
-	// The tools each agent is offered are computed once and cached, so Tools
-	// must not be replaced after the first Run: build a new Runner instead.
-	// The cache holds one entry per agent name and format, replaced when an
-	// agent of that name arrives from a reloaded configuration, so it does
-	// not grow with reloads.
+	// Tools are the shared tools (MCP, REST); nil means none. The tools
+	// each agent is offered are computed once and cached until the tool list
+	// changes (Tools.Generation), so Tools must not be replaced after the
+	// first Run: build a new Runner instead. The cache holds one entry per
+	// agent name and format, replaced when an agent of that name arrives
+	// from a reloaded configuration, so it does not grow with reloads.
 	Tools *tools.Orchestrator
+	// Agents are the configured agents by name, where an agent's
+	// sub-agents (agent__<name>) and router destinations are found; those
+	// missing here are not offered.
+	Agents map[string]*config.Agent
+	// MaxDepth bounds how deep sessions nest: a top-level session is depth
+	// 1, each sub-agent call and each router handoff one more. 0 means
+	// config.DefaultMaxAgentDepth.
+	MaxDepth int
 	// Log receives one line per event; nil means no logging.
 	Log *zap.Logger
 	// Backoff overrides the retry backoff between model attempts (tests).
@@ -62,7 +68,11 @@ type Input struct {
 	SessionID string
 }
 
-// Result is the outcome of a session. Report is never nil.
+// Result is the outcome of a session. Report is never nil. When a router
+// hands off, the Result is the whole run's: the destination's Report and
+// Messages, the first session's SessionID and Tree (the destination's
+// session sits under the handoff call), and Turns, ToolCalls and Usage
+// summed over the chain. Usage includes the sub-agents' too.
 type Result struct {
 	SessionID string
 	Report    *Report
@@ -80,7 +90,14 @@ type Result struct {
 // without a report, and it returns promptly when ctx is cancelled or the
 // agent's max_session_duration has passed.
 func (r *Runner) Run(ctx context.Context, in Input) *Result {
-	s, err := r.newSession(in)
+	return r.run(ctx, in, nil)
+}
+
+// runOne runs one session, which l ties to the session that started it
+// (nil for a top-level one). When the session hands off, the Result has no
+// Report and the handoff says where the run goes on.
+func (r *Runner) runOne(ctx context.Context, in Input, l *link) (*Result, *handoff) {
+	s, err := r.newSession(in, l)
 	if err != nil {
 		now := r.now()
 		format := in.Format
@@ -93,7 +110,9 @@ func (r *Runner) Run(ctx context.Context, in Input) *Result {
 		// These are mistakes in the agent's set-up (an unknown provider, an
 		// output schema that does not compile), not transport errors.
 		rep := syntheticReport(format, "The session could not start: "+err.Error(), now)
-		return &Result{SessionID: in.SessionID, Report: rep, Err: err, Tree: newTree("session", now).Snapshot()}
+		tree := l.node(in, now)
+		tree.finish(false, now)
+		return &Result{SessionID: in.SessionID, Report: rep, Err: err, Tree: tree.Snapshot()}, nil
 	}
 	return s.run(ctx)
 }
@@ -114,8 +133,11 @@ type session struct {
 	id     string
 	format string
 	obs    Observer
+	log    *zap.Logger // r.Log with the session's fields; nil without r.Log
 	chain  *llm.Chain
 	xml    *xmlFinal
+	link   *link    // what started this session; nil for a top-level one
+	path   []string // the agents from the top-level session down to this one
 
 	*toolSet
 
@@ -142,6 +164,7 @@ type session struct {
 	report    *Report
 	terminate *terminateNote
 	lastTool  string // the latest successful tool result, for last-chance adoption
+	handoff   *handoff
 }
 
 type terminateNote struct {
@@ -149,7 +172,7 @@ type terminateNote struct {
 	finish bool
 }
 
-func (r *Runner) newSession(in Input) (*session, error) {
+func (r *Runner) newSession(in Input, l *link) (*session, error) {
 	a := in.Agent
 	if a == nil {
 		return nil, errors.New("no agent given")
@@ -159,12 +182,14 @@ func (r *Runner) newSession(in Input) (*session, error) {
 		return nil, err
 	}
 	a = withLimits(a)
-	s := &session{r: r, a: a, in: in, id: in.SessionID, format: formatOf(in), obs: in.Observer, toolSet: ts}
+	s := &session{r: r, a: a, in: in, id: in.SessionID, format: formatOf(in), obs: in.Observer, toolSet: ts,
+		link: l, path: append(l.above(), a.Name)}
 	if s.id == "" {
 		s.id = randomID(8)
 	}
 	if r.Log != nil {
 		s.obs = Tee(s.obs, LogEvents(r.Log))
+		s.log = r.Log.With(zap.String("session", s.id), zap.String("agent", a.Name))
 	}
 	targets := make([]llm.Target, 0, len(a.Models))
 	for _, ref := range a.Models {
@@ -194,7 +219,10 @@ func (s *session) emit(e Event) {
 	if s.obs == nil {
 		return
 	}
-	e.Session, e.Agent, e.Turn = s.id, s.a.Name, s.turn
+	e.Session, e.Agent, e.Turn, e.Path = s.id, s.a.Name, s.turn, s.path
+	if s.link != nil {
+		e.Parent = s.link.call
+	}
 	if e.Time.IsZero() {
 		e.Time = s.now()
 	}
@@ -216,17 +244,22 @@ func reportGrace(limit time.Duration) time.Duration {
 	return min(limit/5, 2*time.Minute)
 }
 
-func (s *session) run(ctx context.Context) *Result {
+func (s *session) run(ctx context.Context) (*Result, *handoff) {
 	start := s.now()
 	limit := s.a.MaxSessionDuration.D()
 	deadline := time.Now().Add(limit)
+	if d, ok := ctx.Deadline(); ok && s.link != nil && d.Before(deadline) {
+		// A sub-session ends with its parent's time for work: it keeps
+		// part of that for its own report, as any session does.
+		deadline, limit = d, time.Until(d)
+	}
 	final, cancelFinal := context.WithDeadline(ctx, deadline)
 	defer cancelFinal()
 	work, cancelWork := context.WithDeadline(final, deadline.Add(-reportGrace(limit)))
 	defer cancelWork()
 	s.work, s.final = work, final
 
-	s.tree = newTree(s.a.Name, start)
+	s.tree = s.link.node(s.in, start)
 	nonce := randomID(4)
 	s.xml = newXMLFinal(nonce)
 	s.guard = newGuard(s.budget(), s.toolSet.tokens)
@@ -242,6 +275,9 @@ func (s *session) run(ctx context.Context) *Result {
 	s.emit(Event{Kind: EventSessionStarted, Op: s.tree})
 
 	err := s.loop(ctx)
+	if h := s.handedOff(); h != nil && err == nil {
+		return s.endHandoff(start, h), h
+	}
 
 	rep := s.report
 	end := s.now()
@@ -256,7 +292,7 @@ func (s *session) run(ctx context.Context) *Result {
 	s.emit(Event{Kind: EventSessionDone, Op: s.tree, Notice: notice, Err: raw, Usage: &u, Result: &SessionSummary{
 		Turns: s.turn, ToolCalls: s.toolCalls, Duration: end.Sub(start), Status: rep.Status, Source: string(rep.Source)}})
 	return &Result{SessionID: s.id, Report: rep, Turns: s.turn, ToolCalls: s.toolCalls, Usage: s.usage,
-		Messages: s.msgs, Tree: s.tree.Snapshot(), Err: err}
+		Messages: s.msgs, Tree: s.tree.Snapshot(), Err: err}, nil
 }
 
 // loop runs turns until a report exists; the returned error says why the
@@ -289,7 +325,7 @@ func (s *session) loop(ctx context.Context) error {
 		s.handleReply(tctx, resp, final)
 		s.turnOp.finish(true, s.now())
 
-		if s.report != nil {
+		if s.report != nil || s.handedOff() != nil {
 			return nil
 		}
 		if s.terminate != nil {
@@ -515,141 +551,7 @@ func (s *session) capture(r *Report, notes []string) bool {
 	return won
 }
 
-// adoptTerminate builds the report from a terminate result when the model
-// did not deliver one: the note, or without one the last text the model
-// wrote, or else "Finished".
-func (s *session) adoptTerminate() {
-	note, src := s.terminate.note, SourceToolMessage
-	if s.terminate.finish {
-		src = SourceFinish
-	}
-	if note != "" && src == SourceToolMessage && s.format == config.FormatSlackBlockKit {
-		// A tool's note is the tool's words, shown as such.
-		s.capture(s.toolDataReport(note, StatusSuccess), nil)
-		return
-	}
-	if note == "" {
-		note = strings.TrimSpace(s.lastText)
-	}
-	if note == "" {
-		note = finishedNote
-	}
-	rep, _ := reportFromText(note, s.format, s.schema, src)
-	if rep == nil {
-		rep = &Report{Status: StatusSuccess, Format: s.format, Source: src, Content: note}
-		if s.format == config.FormatJSON {
-			rep.ContentJSON = map[string]any{"note": note}
-			rep.SchemaErrors = validateJSON(s.schema, rep.ContentJSON)
-		}
-	}
-	s.capture(rep, nil)
-}
-
-// finishedNote is what a terminate result without a note says, to the
-// model and, when the model wrote nothing, to the user.
-const finishedNote = "Finished"
-
-// adoptLastResort takes the latest successful tool result as a partial
-// answer rather than ending with nothing. It is the tool's data, not an
-// answer the model wrote: for slack-block-kit it is shown as text (JSON in
-// a code block), never read as Block Kit.
-func (s *session) adoptLastResort() bool {
-	s.mu.Lock()
-	last := s.lastTool
-	s.mu.Unlock()
-	if strings.TrimSpace(last) == "" {
-		return false
-	}
-	var rep *Report
-	if s.format == config.FormatSlackBlockKit {
-		rep = s.toolDataReport(last, StatusPartial)
-	} else if rep, _ = reportFromText(last, s.format, s.schema, SourceToolMessage); rep == nil {
-		return false
-	}
-	rep.Status = StatusPartial
-	rep.Metadata = map[string]any{"note": "The model did not write a final report; this is the last tool result it received."}
-	return s.capture(rep, []string{"adopted the last tool result"})
-}
-
-// toolDataReport is a slack-block-kit report made of a tool's text: JSON
-// shown pretty-printed in a code block, other text as Markdown. It is
-// converted as Markdown only, since repair would read Block Kit JSON in the
-// fallback text as blocks, letting a tool post blocks in the bot's name.
-func (s *session) toolDataReport(text, status string) *Report {
-	md := asMarkdownData(text)
-	return &Report{Status: status, Format: s.format, Source: SourceToolMessage, Content: md, Slack: blockkit.FromMarkdown(md)}
-}
-
 func (s *session) fail(err error, reason string) error {
 	s.capture(syntheticReport(s.format, reason, s.now()), nil)
 	return err
-}
-
-func randomID(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// unreachable says, for the person waiting, why no model answered. It
-// names the kind of failure only: the technical error (hosts, addresses,
-// gateway URLs) goes to the log with Result.Err, never to the user.
-func unreachable(err error) string {
-	var ce *llm.ChainError
-	if errors.As(err, &ce) && ce.Wait > 0 {
-		return fmt.Sprintf("There is no answer because the model service asked to wait %s before trying again, longer than this request can wait. "+
-			"Please try again later.", humanDuration(ce.Wait))
-	}
-	why := "the model service failed"
-	switch llm.KindOf(err) {
-	case llm.ErrAuth:
-		why = "the model service rejected the configured credentials"
-	case llm.ErrQuota:
-		why = "the model service's quota or credit is used up"
-	case llm.ErrRateLimit:
-		why = "the model service is limiting the rate of requests"
-	case llm.ErrTimeout:
-		why = "the model service did not answer in time"
-	case llm.ErrNetwork:
-		why = "the model service could not be reached"
-	case llm.ErrServer:
-		why = "the model service is failing or overloaded"
-	case llm.ErrBadRequest:
-		why = "the model service refused the request"
-	case llm.ErrBadResponse:
-		why = "the model service sent answers that could not be read"
-	}
-	return "There is no answer because " + why + ". Please try again later; if it persists, tell whoever runs this bot."
-}
-
-// humanDuration writes d for people: "45 seconds", "10 minutes", "1 hour".
-func humanDuration(d time.Duration) string {
-	n, name := int64(d.Round(time.Minute)/time.Minute), "minute"
-	switch {
-	case d < time.Minute-time.Second/2:
-		n, name = max(int64(d.Round(time.Second)/time.Second), 1), "second"
-	case n%60 == 0 || n >= 120:
-		n, name = (n+30)/60, "hour"
-	}
-	if n == 1 {
-		return "1 " + name
-	}
-	return fmt.Sprintf("%d %ss", n, name)
-}
-
-// repairKinds summarises repairs for the log: each kind with its count.
-func repairKinds(changes []blockkit.Change) string {
-	counts := map[string]int{}
-	var order []string
-	for _, c := range changes {
-		if counts[c.Kind] == 0 {
-			order = append(order, c.Kind)
-		}
-		counts[c.Kind]++
-	}
-	parts := make([]string, len(order))
-	for i, k := range order {
-		parts[i] = fmt.Sprintf("%s×%d", k, counts[k])
-	}
-	return strings.Join(parts, ", ")
 }

@@ -17,13 +17,16 @@ import (
 // more than the turns themselves.
 type toolSet struct {
 	agent     *config.Agent // the agent it was built for
+	gen       uint64        // the shared tools' generation it was built from
 	defs      []llm.ToolDef // every tool the agent may call
 	finalDefs []llm.ToolDef // the final report alone
 	offered   map[string]bool
 	tokens    int    // of defs
 	prompt    string // the static part of the system prompt
 	promptTok int
-	schema    *tools.Schema // the output schema of a json session
+	schema    *tools.Schema     // the output schema of a json session
+	subAgents map[string]string // agent__<name> → name
+	dests     []string          // a router's destinations that are configured
 }
 
 // toolSetKey names a cache entry by agent name, not by pointer: a reloaded
@@ -36,14 +39,20 @@ type toolSetKey struct {
 
 // toolSet returns the tools for agent a in format: the final report always,
 // the optional built-ins and the shared tools when one of the agent's globs
-// matches them.
+// matches them, its sub-agents, and router__handoff-to for a router. It is
+// built again when the shared tools change (an MCP server starts late or
+// restarts).
 func (r *Runner) toolSet(a *config.Agent, format string) (*toolSet, error) {
 	key := toolSetKey{a.Name, format}
-	if ts, ok := r.toolSets.Load(key); ok && ts.(*toolSet).agent == a {
+	var gen uint64
+	if r.Tools != nil {
+		gen = r.Tools.Generation()
+	}
+	if ts, ok := r.toolSets.Load(key); ok && ts.(*toolSet).agent == a && ts.(*toolSet).gen == gen {
 		return ts.(*toolSet), nil
 	}
 	builtins := builtinDefs(format)
-	ts := &toolSet{agent: a, offered: map[string]bool{FinalReportTool: true}}
+	ts := &toolSet{agent: a, gen: gen, offered: map[string]bool{FinalReportTool: true}, subAgents: map[string]string{}}
 	if format == config.FormatJSON {
 		sch, err := a.Output.Validator()
 		if err != nil {
@@ -61,17 +70,35 @@ func (r *Runner) toolSet(a *config.Agent, format string) (*toolSet, error) {
 			ts.defs = append(ts.defs, builtins[name])
 		}
 	}
+	for _, name := range a.Agents {
+		tool := SubAgentPrefix + name
+		if sub := r.Agents[name]; sub != nil && !ts.offered[tool] {
+			ts.offered[tool], ts.subAgents[tool] = true, name
+			ts.defs = append(ts.defs, subAgentDef(tool, sub))
+		}
+	}
+	for _, d := range a.Router.Destinations {
+		if r.Agents[d] != nil {
+			ts.dests = append(ts.dests, d)
+		}
+	}
+	if len(ts.dests) > 0 {
+		ts.offered[HandoffTool] = true
+		ts.defs = append(ts.defs, handoffDef(ts.dests, r.Agents))
+	}
+	instructions := ""
 	if r.Tools != nil {
 		for _, t := range r.Tools.Tools() {
-			if _, builtin := builtins[t.Name]; builtin || !a.AllowsTool(t.Name) {
+			if _, builtin := builtins[t.Name]; builtin || ts.offered[t.Name] || !a.AllowsTool(t.Name) {
 				continue
 			}
 			ts.offered[t.Name] = true
 			ts.defs = append(ts.defs, llm.ToolDef{Name: t.Name, Description: t.Description, Schema: t.Schema})
 		}
+		instructions = r.Tools.Instructions(func(name string) bool { return ts.offered[name] })
 	}
 	ts.tokens = toolDefsTokens(ts.defs)
-	ts.prompt = systemPrompt(a, format, ts.offered)
+	ts.prompt = systemPrompt(a, format, ts.offered, instructions)
 	ts.promptTok = countTokens(ts.prompt)
 	r.toolSets.Store(key, ts)
 	return ts, nil

@@ -10,6 +10,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -56,7 +57,8 @@ func wire(ctx context.Context, path string, verbose bool, stderr io.Writer) (*wi
 		return nil, err
 	}
 	warmup(ctx, orch, log)
-	return &wiring{cfg: cfg, log: log, closeTools: closeTools, runner: &agent.Runner{Providers: providers, Tools: orch, Log: log}}, nil
+	return &wiring{cfg: cfg, log: log, closeTools: closeTools,
+		runner: &agent.Runner{Providers: providers, Tools: orch, Log: log, Agents: cfg.Agents, MaxDepth: cfg.MaxAgentDepth}}, nil
 }
 
 // Close stops the tools: MCP servers and every process they started.
@@ -201,28 +203,65 @@ func printReport(w io.Writer, r *agent.Report) error {
 }
 
 // progress prints a short line per step to stderr, for people watching.
+// Steps of sub-agents (and of a router's destination) name the agent:
+// "  · researcher › github__search_code … 1.2s ok".
 func progress(w io.Writer) agent.Observer {
 	return func(e agent.Event) {
+		who := ""
+		if len(e.Path) > 1 {
+			who = strings.Join(e.Path[1:], " › ") + " › "
+		}
 		switch e.Kind {
-		case agent.EventToolFinished:
-			status := "ok"
-			if !e.Tool.OK {
-				status = "failed"
-				if e.Tool.Failure != "" {
-					status = e.Tool.Failure
-				}
+		case agent.EventSessionStarted:
+			if who != "" {
+				fmt.Fprintf(w, "  · %sstarted\n", who)
 			}
-			fmt.Fprintf(w, "  · %s (%s, %s)\n", e.Tool.Name, e.Tool.Latency.Round(1e6), status)
+		case agent.EventToolFinished:
+			fmt.Fprintf(w, "  · %s%s … %s\n", who, e.Tool.Name, toolOutcome(e.Tool))
 		case agent.EventTaskStatus:
-			fmt.Fprintf(w, "  · %s\n", e.Status.Now)
+			fmt.Fprintf(w, "  · %s%s\n", who, e.Status.Now)
 		case agent.EventLLMRetry:
-			fmt.Fprintf(w, "  · model call failed, retrying: %s\n", e.LLM.Err)
+			fmt.Fprintf(w, "  · %smodel call failed, retrying: %s\n", who, e.LLM.Err)
 		case agent.EventFinalReport:
 			if e.Report.Synthetic() {
-				fmt.Fprintf(w, "  · no answer: %s\n", e.Report.Reason)
+				fmt.Fprintf(w, "  · %sno answer: %s\n", who, e.Report.Reason)
+			}
+		case agent.EventSessionDone:
+			if e.Result != nil && e.Result.Status == agent.HandedOff {
+				fmt.Fprintf(w, "  · %s%s\n", who, e.Notice)
 			}
 		}
 	}
+}
+
+// toolOutcome is how long a call took and how it ended, with its wait in
+// a queue and whether the result came from the cache: "1.2s ok, queued
+// 300ms, cached".
+func toolOutcome(t *agent.ToolInfo) string {
+	status := "ok"
+	if !t.OK {
+		status = "failed"
+		if t.Failure != "" {
+			status = t.Failure
+		}
+	}
+	out := shortDuration(t.Latency) + " " + status
+	if t.QueueWait > 0 {
+		out += ", queued " + shortDuration(t.QueueWait)
+	}
+	if t.Cached {
+		out += ", cached"
+	}
+	return out
+}
+
+// shortDuration writes d for a progress line: milliseconds under a
+// second, tenths of a second above.
+func shortDuration(d time.Duration) string {
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(100 * time.Millisecond).String()
 }
 
 func runAgents(args []string, stdout, stderr io.Writer) error {

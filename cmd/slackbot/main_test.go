@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/llm/llmtest"
 )
 
@@ -281,5 +283,91 @@ func TestChatKeepsTheConversation(t *testing.T) {
 	}
 	if strings.Join(texts, "|") != "user:I am Ada.|assistant:Hello, Ada.|user:Who am I?" {
 		t.Fatalf("the second session did not see the first: %v", texts)
+	}
+}
+
+func TestAskShowsTheProgressOfSubAgents(t *testing.T) {
+	t.Parallel()
+	call := func(name, args string) llmtest.Reply {
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: name, Arguments: args}}}
+	}
+	srv := llmtest.NewServer(t,
+		call("agent__researcher", `{"prompt":"Find the capital of France."}`),
+		call("agent__task_status", `{"status":"in-progress","done":"","pending":"answer","now":"Reading the atlas","ready_for_final_report":false,"need_to_run_more_tools":false}`),
+		call("agent__final_report", `{"status":"success","report_format":"sub-agent","report_content":"Paris."}`),
+		call("agent__final_report", `{"status":"success","report_format":"markdown","report_content":"Paris is the capital."}`),
+	)
+	cfg := setupAgent(t, srv, "---\ndescription: Test agent\nmodels: [fake/m1]\nagents: [researcher]\n---\nYou answer questions.\n",
+		"max_agent_depth: 2\n")
+	researcher := "---\ndescription: Looks things up\nmodels: [fake/m1]\ntools: [agent__task_status]\n---\nYou look things up.\n"
+	if err := os.WriteFile(filepath.Join(filepath.Dir(cfg), "agents", "researcher.md"), []byte(researcher), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := runCLI("ask", "--config", cfg, "--agent", "helper", "Capital of France?")
+	if err != nil {
+		t.Fatalf("ask failed: %v\n%s", err, stderr)
+	}
+	if strings.TrimSpace(out) != "Paris is the capital." {
+		t.Fatalf("stdout = %q", out)
+	}
+	var lines []string // the progress lines, between the log's
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "  · ") {
+			lines = append(lines, l)
+		}
+	}
+	want := []string{
+		"  · researcher › started",
+		"  · researcher › Reading the atlas",
+		"  · researcher › agent__task_status … ",
+		"  · researcher › agent__final_report … ",
+		"  · agent__researcher … ",
+		"  · agent__final_report … ",
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("progress lines:\n%s", stderr)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) || strings.HasSuffix(w, "… ") && !strings.HasSuffix(lines[i], " ok") {
+			t.Errorf("line %d = %q, want %q…", i+1, lines[i], w)
+		}
+	}
+}
+
+func TestProgressLinesNameTheAgentTheQueueAndTheCache(t *testing.T) {
+	t.Parallel()
+	tool := func(ti agent.ToolInfo, path ...string) agent.Event {
+		return agent.Event{Kind: agent.EventToolFinished, Agent: path[len(path)-1], Path: path, Tool: &ti}
+	}
+	tests := []struct {
+		name string
+		e    agent.Event
+		want string
+	}{
+		{"a top-level call", tool(agent.ToolInfo{Name: "github__search_code", Latency: 1234 * time.Millisecond, OK: true}, "helper"),
+			"  · github__search_code … 1.2s ok\n"},
+		{"a sub-agent's call names the sub-agent", tool(agent.ToolInfo{Name: "github__search_code", Latency: 80 * time.Millisecond, OK: true}, "helper", "researcher"),
+			"  · researcher › github__search_code … 80ms ok\n"},
+		{"two levels down", tool(agent.ToolInfo{Name: "rest__weather", Latency: time.Second, OK: true}, "a", "b", "c"),
+			"  · b › c › rest__weather … 1s ok\n"},
+		{"a wait in a queue", tool(agent.ToolInfo{Name: "github__search_code", Latency: 2 * time.Second, OK: true, Queue: "github", QueueWait: 300 * time.Millisecond}, "helper"),
+			"  · github__search_code … 2s ok, queued 300ms\n"},
+		{"a cached result", tool(agent.ToolInfo{Name: "github__search_code", OK: true, Cached: true}, "helper", "researcher"),
+			"  · researcher › github__search_code … 0s ok, cached\n"},
+		{"a failure", tool(agent.ToolInfo{Name: "github__search_code", Latency: 5 * time.Second, Failure: "timeout"}, "helper"),
+			"  · github__search_code … 5s timeout\n"},
+		{"a handoff", agent.Event{Kind: agent.EventSessionDone, Agent: "triage", Path: []string{"triage"}, Notice: "handed off to billing",
+			Result: &agent.SessionSummary{Status: agent.HandedOff}}, "  · handed off to billing\n"},
+		{"the top-level session starting is not news", agent.Event{Kind: agent.EventSessionStarted, Agent: "helper", Path: []string{"helper"}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var b bytes.Buffer
+			progress(&b)(tt.e)
+			if b.String() != tt.want {
+				t.Errorf("progress line = %q, want %q", b.String(), tt.want)
+			}
+		})
 	}
 }
