@@ -25,7 +25,7 @@ type Options struct {
 // mid-call), hang (answers only when cancelled), freeze (the process stops
 // answering anything, pings included), "get.thing" and
 // "get thing" (names that collide once sanitized), read_file, write_file,
-// delete_file, lookup (a top-level oneOf in its schema), and add_tool (adds tool "added", announcing list_changed).
+// delete_file, whereami (working directory and $SLACKBOT_PROBE), lookup (a top-level oneOf in its schema), and add_tool (adds tool "added", announcing list_changed).
 func New(o Options) *server.MCPServer {
 	s := server.NewMCPServer("fake", "1.0.0",
 		server.WithToolCapabilities(true),
@@ -60,6 +60,11 @@ func New(o Options) *server.MCPServer {
 				_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 			}()
 			return mcp.NewToolResultText("freezing"), nil
+		})
+	s.AddTool(mcp.NewTool("whereami", mcp.WithDescription("Says the working directory and $SLACKBOT_PROBE")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			wd, _ := os.Getwd()
+			return mcp.NewToolResultText(wd + " " + os.Getenv("SLACKBOT_PROBE")), nil
 		})
 	s.AddTool(mcp.NewTool("get.thing"), text("dot"))
 	s.AddTool(mcp.NewTool("get thing"), text("space"))

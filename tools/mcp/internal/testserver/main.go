@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
@@ -16,7 +17,9 @@ import (
 )
 
 func main() {
-	exitAtStart := flag.String("exit-at-start", "", "append a line to this file and exit 1")
+	exitAtStart := flag.String("exit-at-start", "", "append \"pid unix-ns\" to this file and exit 1")
+	startLog := flag.String("start-log", "", "append \"pid start-ns ready-ns\" to this file, starting -start-delay before ready")
+	startDelay := flag.Duration("start-delay", 0, "how long starting takes")
 	grandchild := flag.String("grandchild", "", "spawn a child that ignores SIGTERM; write \"pid childpid\" to this file")
 	sleeper := flag.Bool("sleeper", false, "ignore SIGTERM and sleep forever (the grandchild)")
 	badSchema := flag.Bool("bad-schema", false, "add a tool whose schema does not compile")
@@ -30,7 +33,7 @@ func main() {
 	case *exitAtStart != "":
 		f, err := os.OpenFile(*exitAtStart, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 		if err == nil {
-			fmt.Fprintln(f, os.Getpid())
+			fmt.Fprintln(f, os.Getpid(), time.Now().UnixNano())
 			f.Close()
 		}
 		fmt.Fprintln(os.Stderr, "testserver: exiting at start as asked")
@@ -45,6 +48,15 @@ func main() {
 		tmp := *grandchild + ".tmp"
 		_ = os.WriteFile(tmp, fmt.Appendf(nil, "%d %d", os.Getpid(), cmd.Process.Pid), 0o644)
 		_ = os.Rename(tmp, *grandchild)
+	}
+	if *startLog != "" {
+		start := time.Now()
+		time.Sleep(*startDelay)
+		f, err := os.OpenFile(*startLog, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			fmt.Fprintf(f, "%d %d %d\n", os.Getpid(), start.UnixNano(), time.Now().UnixNano())
+			f.Close()
+		}
 	}
 	s := fakeserver.New(fakeserver.Options{BadSchema: *badSchema, CancelFile: *cancelFile})
 	if err := server.ServeStdio(s); err != nil {
