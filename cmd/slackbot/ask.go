@@ -10,6 +10,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -101,6 +102,7 @@ func (w *wiring) agent(name string) (*config.Agent, error) {
 }
 
 func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	stderr = lockedWriter(stderr) // log lines and progress lines come from many goroutines
 	fs := flag.NewFlagSet("ask", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "slackbot.yaml", "configuration file")
@@ -145,6 +147,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // runChat keeps a conversation in the terminal: each line is a question,
 // answered by a new session that sees the earlier questions and answers.
 func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	stderr = lockedWriter(stderr) // log lines and progress lines come from many goroutines
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "slackbot.yaml", "configuration file")
@@ -298,4 +301,24 @@ func validFormat(f string) bool {
 		}
 	}
 	return false
+}
+
+// lockedWriter serialises writes to w: log lines and progress lines are
+// written from every tool call's goroutine, and must not interleave.
+func lockedWriter(w io.Writer) io.Writer {
+	if lw, ok := w.(*syncWriter); ok {
+		return lw
+	}
+	return &syncWriter{w: w}
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

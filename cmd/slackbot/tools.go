@@ -81,6 +81,7 @@ func warmup(ctx context.Context, orch *tools.Orchestrator, log *zap.Logger) {
 // runTools lists the tools the configuration offers, after warming up every
 // provider, and with --agent marks those that agent is offered.
 func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	stderr = lockedWriter(stderr)
 	fs := flag.NewFlagSet("tools", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "slackbot.yaml", "configuration file")
