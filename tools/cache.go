@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"container/list"
 	"sync"
 	"time"
 )
@@ -14,21 +13,23 @@ const (
 
 // resultCache keeps successful results for their tool's TTL, least
 // recently used first out when it holds more entries or bytes than its
-// bounds. The key is the tool and its arguments in canonical JSON.
+// bounds. The key is the tool and its arguments in canonical JSON. Entries
+// form their own recency list, so a put costs one allocation.
 type resultCache struct {
 	mu         sync.Mutex
 	maxEntries int
 	maxBytes   int
 	bytes      int
-	order      *list.List // front = most recently used; values are *cached
-	byKey      map[string]*list.Element
+	byKey      map[string]*cached
+	head       cached // sentinel: head.next is the most recently used
 	now        func() time.Time
 }
 
 type cached struct {
-	key     string
-	content string
-	expires time.Time
+	key        string
+	content    string
+	expires    time.Time
+	prev, next *cached
 }
 
 func newResultCache(entries, bytes int, now func() time.Time) *resultCache {
@@ -38,23 +39,25 @@ func newResultCache(entries, bytes int, now func() time.Time) *resultCache {
 	if bytes <= 0 {
 		bytes = DefaultCacheBytes
 	}
-	return &resultCache{maxEntries: entries, maxBytes: bytes, order: list.New(), byKey: map[string]*list.Element{}, now: now}
+	c := &resultCache{maxEntries: entries, maxBytes: bytes, byKey: map[string]*cached{}, now: now}
+	c.head.prev, c.head.next = &c.head, &c.head
+	return c
 }
 
 func (c *resultCache) get(key string) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el, ok := c.byKey[key]
+	e, ok := c.byKey[key]
 	if !ok {
 		return "", false
 	}
-	v := el.Value.(*cached)
-	if !c.now().Before(v.expires) {
-		c.remove(el)
+	if !c.now().Before(e.expires) {
+		c.remove(e)
 		return "", false
 	}
-	c.order.MoveToFront(el)
-	return v.content, true
+	c.unlink(e)
+	c.pushFront(e)
+	return e.content, true
 }
 
 func (c *resultCache) put(key, content string, ttl time.Duration) {
@@ -64,20 +67,33 @@ func (c *resultCache) put(key, content string, ttl time.Duration) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.byKey[key]; ok {
-		c.remove(el)
+	if old, ok := c.byKey[key]; ok {
+		c.remove(old)
 	}
-	c.byKey[key] = c.order.PushFront(&cached{key: key, content: content, expires: c.now().Add(ttl)})
+	e := &cached{key: key, content: content, expires: c.now().Add(ttl)}
+	c.byKey[key] = e
+	c.pushFront(e)
 	c.bytes += size
-	for c.order.Len() > c.maxEntries || c.bytes > c.maxBytes {
-		c.remove(c.order.Back())
+	for len(c.byKey) > c.maxEntries || c.bytes > c.maxBytes {
+		c.remove(c.head.prev)
 	}
 }
 
-func (c *resultCache) remove(el *list.Element) {
-	v := c.order.Remove(el).(*cached)
-	delete(c.byKey, v.key)
-	c.bytes -= len(v.key) + len(v.content)
+func (c *resultCache) pushFront(e *cached) {
+	e.prev, e.next = &c.head, c.head.next
+	c.head.next.prev = e
+	c.head.next = e
+}
+
+func (c *resultCache) unlink(e *cached) {
+	e.prev.next, e.next.prev = e.next, e.prev
+	e.prev, e.next = nil, nil
+}
+
+func (c *resultCache) remove(e *cached) {
+	c.unlink(e)
+	delete(c.byKey, e.key)
+	c.bytes -= len(e.key) + len(e.content)
 }
 
 // CacheStats is the response cache's size.
@@ -90,5 +106,5 @@ type CacheStats struct {
 func (o *Orchestrator) CacheStats() CacheStats {
 	o.cache.mu.Lock()
 	defer o.cache.mu.Unlock()
-	return CacheStats{Entries: o.cache.order.Len(), Bytes: o.cache.bytes}
+	return CacheStats{Entries: len(o.cache.byKey), Bytes: o.cache.bytes}
 }
