@@ -63,18 +63,8 @@ func BenchmarkEchoRoundTrip(b *testing.B) {
 		}
 	})
 	b.Run("bare", func(b *testing.B) {
-		c, err := client.NewStdioMCPClient(node, nil, script, "stdio")
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = c.Close() })
+		c, req := bareEcho(b, node, script)
 		ctx := context.Background()
-		if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
-			b.Fatal(err)
-		}
-		req := mcp.CallToolRequest{}
-		req.Params.Name = "echo"
-		req.Params.Arguments = map[string]any{"message": "hello"}
 		for range warmCalls {
 			_, _ = c.CallTool(ctx, req)
 		}
@@ -98,18 +88,8 @@ func BenchmarkEchoRatio(b *testing.B) {
 	node, script := npmPeer(b, "server-everything")
 	_, orch := setup(b, map[string]config.MCPServer{"every": stdio(node, script, "stdio")}, Options{}, tools.Options{})
 	warm(b, orch)
-	c, err := client.NewStdioMCPClient(node, nil, script, "stdio")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = c.Close() })
+	c, req := bareEcho(b, node, script)
 	ctx := context.Background()
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
-		b.Fatal(err)
-	}
-	req := mcp.CallToolRequest{}
-	req.Params.Name = "echo"
-	req.Params.Arguments = map[string]any{"message": "hello"}
 	ours := func() {
 		if out := orch.Execute(ctx, "1", "every__echo", `{"message":"hello"}`, time.Minute); !out.OK() {
 			b.Fatal(out.Content)
@@ -138,4 +118,21 @@ func BenchmarkEchoRatio(b *testing.B) {
 	b.ReportMetric(float64(tOurs.Nanoseconds())/float64(n), "ours-ns/call")
 	b.ReportMetric(float64(tBare.Nanoseconds())/float64(n), "bare-ns/call")
 	b.ReportMetric(float64(tOurs)/float64(tBare), "ratio")
+}
+
+// bareEcho starts server-everything under a plain mcp-go client and returns
+// it with an echo request.
+func bareEcho(b *testing.B, node, script string) (*client.Client, mcp.CallToolRequest) {
+	c, err := client.NewStdioMCPClient(node, nil, script, "stdio")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Close() })
+	if _, err := c.Initialize(context.Background(), mcp.InitializeRequest{}); err != nil {
+		b.Fatal(err)
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "echo"
+	req.Params.Arguments = map[string]any{"message": "hello"}
+	return c, req
 }
