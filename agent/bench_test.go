@@ -78,7 +78,7 @@ func BenchmarkSessionTurn(b *testing.B) {
 	events := 0
 	obs := func(Event) { events++ }
 	// Warm the tokenizer's vocabulary outside the measurement.
-	countTokens("warm up")
+	llm.CountTokens("warm up")
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -134,7 +134,7 @@ func BenchmarkContextGuard12KB(b *testing.B) {
 // result, which the guard makes only near the limit, once per message.
 func BenchmarkContextGuardExact12KB(b *testing.B) {
 	m := guardResult()
-	countTokens("warm up")
+	llm.CountTokens("warm up")
 	b.SetBytes(int64(len(m.Content)))
 	b.ReportAllocs()
 	for b.Loop() {

@@ -1,13 +1,8 @@
 package agent
 
 import (
-	"sync"
-	"unicode"
-	"unicode/utf8"
-
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm"
-	"github.com/tiktoken-go/tokenizer"
 )
 
 // The context guard decides, before each turn, whether the next request
@@ -17,8 +12,8 @@ import (
 // vendor's models anyway. So the guard works in three steps:
 //
 //  1. Each message gets a cheap estimate when it is appended (one pass over
-//     its bytes, no allocation; see estimateTokens).
-//  2. While the estimates, raised by estimateMargin, leave room in the
+//     its bytes, no allocation; see llm.EstimateTokens).
+//  2. While the estimates, raised by llm.EstimateMargin, leave room in the
 //     budget, nothing else is done: the request certainly fits.
 //  3. Near the limit, messages are counted exactly with o200k (each message
 //     once, the count kept) and that count decides.
@@ -32,113 +27,6 @@ import (
 // one message (role, separators) beyond its text.
 const perMessageOverhead = 4
 
-// estimateMargin bounds how far estimateTokens can fall short of o200k's
-// count. Measured on code, Markdown, prose in six scripts, JSON, logs, CSV,
-// URLs, UUIDs, hex, emoji and random base64: the worst text (random base64)
-// had 1.25 times the estimated tokens, and every other kind had fewer than
-// estimated. See BenchmarkContextGuard12KB and TestTheEstimateStaysWithinItsMargin.
-const estimateMargin = 1.3
-
-var (
-	codecOnce sync.Once
-	codec     tokenizer.Codec
-)
-
-func tokenCodec() tokenizer.Codec {
-	codecOnce.Do(func() {
-		c, err := tokenizer.Get(tokenizer.O200kBase)
-		if err == nil {
-			codec = c
-		}
-	})
-	return codec
-}
-
-// countTokens counts the tokens of s with o200k; without a codec it falls
-// back to the estimate raised by its margin.
-func countTokens(s string) int {
-	if s == "" {
-		return 0
-	}
-	if c := tokenCodec(); c != nil {
-		if n, err := c.Count(s); err == nil {
-			return n
-		}
-	}
-	return int(float64(estimateTokens(s))*estimateMargin) + 1
-}
-
-// estimateTokens guesses o200k's token count of s in one pass without
-// allocating. It mirrors how BPE vocabularies split text: a word of letters
-// is one token plus one per further six letters and per lower-to-upper
-// case change (camelCase, base64), digits go in threes, runs of spaces in
-// eights, other ASCII symbols count one each, words of other alphabets one
-// token per three letters, other characters (CJK) one each and emoji two.
-func estimateTokens(s string) int {
-	n := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case isASCIILetter(c):
-			j, shifts := i+1, 0
-			for j < len(s) && isASCIILetter(s[j]) {
-				if s[j] <= 'Z' && s[j-1] >= 'a' {
-					shifts++
-				}
-				j++
-			}
-			n += 1 + (j-i-1)/6 + shifts
-			i = j
-		case c >= '0' && c <= '9':
-			j := i + 1
-			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-				j++
-			}
-			n += (j - i + 2) / 3
-			i = j
-		case c == ' ' || c == '\t':
-			j := i + 1
-			for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
-				j++
-			}
-			if j-i > 1 { // a single space joins the next word's token
-				n += (j - i + 7) / 8
-			}
-			i = j
-		case c == '\n' || c == '\r':
-			n++
-			for i++; i < len(s) && (s[i] == '\n' || s[i] == '\r'); i++ {
-			}
-		case c < utf8.RuneSelf:
-			n++
-			i++
-		default:
-			r, size := utf8.DecodeRuneInString(s[i:])
-			switch {
-			case r >= 0x1F000: // emoji and other astral symbols
-				n += 2
-			case r < 0x2E80 && unicode.IsLetter(r): // Latin, Greek, Cyrillic, Arabic, …: words
-				j, letters := i+size, 1
-				for j < len(s) && s[j] >= utf8.RuneSelf {
-					r2, size2 := utf8.DecodeRuneInString(s[j:])
-					if r2 >= 0x2E80 || !unicode.IsLetter(r2) {
-						break
-					}
-					letters++
-					j += size2
-				}
-				n += 1 + (letters-1)/3
-				size = j - i
-			default: // CJK, symbols
-				n++
-			}
-			i += size
-		}
-	}
-	return n
-}
-
-func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // messageText calls f with each text of m that the model reads.
 func messageText(m *llm.Message, f func(string)) {
@@ -151,20 +39,20 @@ func messageText(m *llm.Message, f func(string)) {
 
 func messageEstimate(m *llm.Message) int {
 	n := perMessageOverhead
-	messageText(m, func(s string) { n += estimateTokens(s) + perMessageOverhead/2 })
+	messageText(m, func(s string) { n += llm.EstimateTokens(s) + perMessageOverhead/2 })
 	return n
 }
 
 func messageTokens(m *llm.Message) int {
 	n := perMessageOverhead
-	messageText(m, func(s string) { n += countTokens(s) + perMessageOverhead/2 })
+	messageText(m, func(s string) { n += llm.CountTokens(s) + perMessageOverhead/2 })
 	return n
 }
 
 func toolDefsTokens(defs []llm.ToolDef) int {
 	n := 0
 	for i := range defs {
-		n += perMessageOverhead + countTokens(defs[i].Name) + countTokens(defs[i].Description) + countTokens(string(defs[i].Schema))
+		n += perMessageOverhead + llm.CountTokens(defs[i].Name) + llm.CountTokens(defs[i].Description) + llm.CountTokens(string(defs[i].Schema))
 	}
 	return n
 }
@@ -199,7 +87,7 @@ func (g *guard) add(m *llm.Message) {
 func (g *guard) addPrompt(m *llm.Message, staticLen, staticTokens int) {
 	g.add(m)
 	i := len(g.est) - 1
-	n := perMessageOverhead + staticTokens + int(float64(estimateTokens(m.Content[staticLen:]))*estimateMargin) + 1
+	n := perMessageOverhead + staticTokens + int(float64(llm.EstimateTokens(m.Content[staticLen:]))*llm.EstimateMargin) + 1
 	g.exact[i] = n
 	g.estTotal += max(n, g.est[i]) - g.est[i]
 	g.est[i] = max(n, g.est[i])
@@ -219,7 +107,7 @@ func (g *guard) over(msgs []llm.Message) bool {
 	if g.fromProvider() > g.budget {
 		return true
 	}
-	if int(float64(g.estTotal)*estimateMargin)+g.tools <= g.budget {
+	if int(float64(g.estTotal)*llm.EstimateMargin)+g.tools <= g.budget {
 		return false
 	}
 	return g.counted(msgs) > g.budget
@@ -261,7 +149,7 @@ func (g *guard) fromProvider() int {
 func TrimHistory(a *config.Agent, history []llm.Message, prompt string) (kept []llm.Message, dropped int) {
 	a = withLimits(a)
 	room := (a.ContextWindow - a.MaxOutputTokens - a.ContextBuffer) / 2
-	cost := func(m *llm.Message) int { return int(float64(messageEstimate(m)) * estimateMargin) }
+	cost := func(m *llm.Message) int { return int(float64(messageEstimate(m)) * llm.EstimateMargin) }
 	total := cost(&llm.Message{Role: llm.RoleUser, Content: prompt})
 	for i := range history {
 		total += cost(&history[i])

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slackbot/slackbot/blockkit"
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/tools"
 )
 
@@ -333,42 +334,14 @@ type xmlFinal struct {
 
 func newXMLFinal(nonce string) *xmlFinal { return &xmlFinal{nonce: nonce} }
 
-var (
-	xmlOpenRe = regexp.MustCompile(`<ai-agent-([A-Za-z0-9]+)-FINAL((?:\s+[a-zA-Z_]+\s*=\s*"[^"]*")*)\s*>`)
-	attrRe    = regexp.MustCompile(`([a-zA-Z_]+)\s*=\s*"([^"]*)"`)
-)
-
 // hasWrapper reports whether text holds a final-answer wrapper with any
 // nonce. Called when find saw none with the session's own, it detects a
 // wrapper that must be ignored.
-func hasWrapper(text string) bool {
-	return strings.Contains(text, "<ai-agent-") && xmlOpenRe.MatchString(text)
-}
+func hasWrapper(text string) bool { return llm.HasFinalWrapper(text) }
 
 // find returns the wrapped content and the wrapper's attributes.
 func (x *xmlFinal) find(text string) (content string, attrs map[string]string, ok bool) {
-	if !strings.Contains(text, "<ai-agent-") {
-		return "", nil, false
-	}
-	var loc []int
-	for _, m := range xmlOpenRe.FindAllStringSubmatchIndex(text, -1) {
-		if text[m[2]:m[3]] == x.nonce {
-			loc = m
-			break
-		}
-	}
-	if loc == nil {
-		return "", nil, false
-	}
-	attrs = map[string]string{}
-	for _, m := range attrRe.FindAllStringSubmatch(text[loc[4]:loc[5]], -1) {
-		attrs[m[1]] = m[2]
-	}
-	rest := text[loc[1]:]
-	if i := strings.Index(rest, "</ai-agent-"+x.nonce+"-FINAL>"); i >= 0 {
-		rest = rest[:i]
-	}
-	return strings.TrimSpace(rest), attrs, true
+	return llm.FindFinal(text, x.nonce)
 }
 
 // reportFromText builds a report from answer text (a plain reply or the XML

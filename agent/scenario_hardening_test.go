@@ -519,10 +519,10 @@ func TestThePromptSizeTheProviderReportsIsAFloorForTheGuard(t *testing.T) {
 func TestTheEstimateStaysWithinItsMargin(t *testing.T) {
 	t.Parallel()
 	for name, text := range estimateCorpus(t) {
-		exact := countTokens(text)
-		est := estimateTokens(text)
-		if float64(exact) > float64(est)*estimateMargin {
-			t.Errorf("%s: o200k counts %d tokens, the estimate %d: more than the margin %.2f allows", name, exact, est, estimateMargin)
+		exact := llm.CountTokens(text)
+		est := llm.EstimateTokens(text)
+		if float64(exact) > float64(est)*llm.EstimateMargin {
+			t.Errorf("%s: o200k counts %d tokens, the estimate %d: more than the margin %.2f allows", name, exact, est, llm.EstimateMargin)
 		}
 		if float64(est) > 2*float64(exact) {
 			t.Errorf("%s: the estimate %d is more than twice the count %d: the guard would stop sessions early", name, est, exact)

@@ -99,7 +99,7 @@ func (r *Runner) toolSet(a *config.Agent, format string) (*toolSet, error) {
 	}
 	ts.tokens = toolDefsTokens(ts.defs)
 	ts.prompt = systemPrompt(a, format, ts.offered, instructions)
-	ts.promptTok = countTokens(ts.prompt)
+	ts.promptTok = llm.CountTokens(ts.prompt)
 	r.toolSets.Store(key, ts)
 	return ts, nil
 }
