@@ -27,7 +27,6 @@ import (
 // one message (role, separators) beyond its text.
 const perMessageOverhead = 4
 
-
 // messageText calls f with each text of m that the model reads.
 func messageText(m *llm.Message, f func(string)) {
 	f(m.Content)
