@@ -98,6 +98,16 @@ func loadAgent(file string, cfg *Config, lookup func(string) (string, bool), p *
 		base = BuiltinDefaults()
 	}
 	inherit(a, base, set)
+	inheritToolOutput(&a.ToolOutput, cfg.ToolOutput, set)
+	if cfg.Path == "" && !set("tool_output.overlap_percent") { // no configuration file: built-in defaults
+		a.ToolOutput.OverlapPercent = DefaultOverlapPercent
+	}
+	if a.ToolOutput.MaxBytes == 0 {
+		a.ToolOutput.MaxBytes = DefaultToolResponseMaxByte
+	}
+	if a.ToolOutput.MaxChunksForFullMode == 0 {
+		a.ToolOutput.MaxChunksForFullMode = DefaultMaxChunksForFull
+	}
 	if a.Output.Format == "" {
 		a.Output.Format = FormatMarkdown
 	}
@@ -162,6 +172,10 @@ func (a *Agent) validate(w *walker, cfg *Config, set func(string) bool) {
 	checkWindow(w, firstSet("", set, "context_window", "max_output_tokens", "context_buffer", "models"),
 		a.ContextWindow, a.MaxOutputTokens, a.ContextBuffer, note)
 	checkGlobs(w, "tools", a.Tools)
+	checkToolOutput(w, "", a.ToolOutput, set, cfg)
+	if set("tool_output.dir") {
+		w.errorf("tool_output.dir", "can be set only in the configuration file: stored results of every agent live there")
+	}
 	if !slices.Contains(Formats, a.Output.Format) {
 		msg := fmt.Sprintf("%q is not an output format", a.Output.Format)
 		if s := suggest(a.Output.Format, Formats); s != "" {

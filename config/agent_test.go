@@ -213,3 +213,26 @@ func TestFrontmatter(t *testing.T) {
 		})
 	}
 }
+
+func TestAnAgentOverridesToolOutputKeyByKey(t *testing.T) {
+	t.Parallel()
+	cfg := mustLoad(t, map[string]string{
+		"slackbot.yaml": baseConfig + "tool_output:\n  max_bytes: 5000\n  overlap_percent: 20\n  dir: ./store\n",
+		"agents/big.md": "---\ndescription: big\ntool_output:\n  max_bytes: 100000\n  enabled: false\n  model: openai/gpt-4.1\n---\nP.\n",
+		"agents/plain.md": okAgent,
+	})
+	big, plain := cfg.Agents["big"].ToolOutput, cfg.Agents["plain"].ToolOutput
+	if big.MaxBytes != 100000 || big.IsEnabled() || big.Model != "openai/gpt-4.1" || big.OverlapPercent != 20 || big.MaxChunksForFullMode != 1 {
+		t.Fatalf("big: %+v", big)
+	}
+	if plain.MaxBytes != 5000 || !plain.IsEnabled() || plain.OverlapPercent != 20 || plain.Dir != cfg.ToolOutput.Dir {
+		t.Fatalf("plain: %+v", plain)
+	}
+	_, err := loadFiles(t, map[string]string{"agents/x.md": "---\ntool_output:\n  dir: /tmp/x\n  overlap_percent: 80\n  model: nope\n---\nP.\n"})
+	for _, want := range []string{"tool_output.dir: can be set only in the configuration file", "tool_output.overlap_percent: must be between 0 and 50",
+		"tool_output.model"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
+	}
+}

@@ -112,6 +112,8 @@ const (
 	DefaultToolResponseMaxByte = 12288
 	DefaultMCPInitConcurrency  = 4
 	DefaultMaxAgentDepth       = 3
+	DefaultMaxChunksForFull    = 1
+	DefaultOverlapPercent      = 10
 	// DefaultRestrictionMessage is the reminder sent under restrict_output;
 	// it names both ways to end: finish and the final report tool.
 	DefaultRestrictionMessage = "Do not produce a final answer directly. Before finishing, call a tool. " +
@@ -152,6 +154,9 @@ type Agent struct {
 	RestrictionMaxInjections int      `yaml:"restriction_max_injections"`
 	Agents                   []string `yaml:"agents"` // sub-agents, by agent name
 	Router                   Router   `yaml:"router"`
+	// ToolOutput is the configuration's tool_output with the keys this
+	// file sets replacing its values (dir cannot be set here).
+	ToolOutput ToolOutput `yaml:"tool_output"`
 }
 
 // Output formats.
@@ -272,11 +277,30 @@ type Queue struct {
 	Concurrency int `yaml:"concurrency"`
 }
 
-// ToolOutput configures storage of oversized tool results.
+// ToolOutput configures what happens to a tool result too large for the
+// model: it is stored whole for the session, and the model gets a handle to
+// ask the tool_output tool about it. An agent file may override every key
+// but dir.
 type ToolOutput struct {
+	// Enabled stores oversized results (default true); false cuts them to
+	// max_bytes, keeping their start and end.
+	Enabled  *bool  `yaml:"enabled"`
 	MaxBytes int    `yaml:"max_bytes"` // default 12288
 	Dir      string `yaml:"dir"`       // relative to the config file; "" = os.TempDir()
+	// MaxChunksForFullMode: a stored result that fits in this many chunks
+	// of the extraction model's window is read whole, chunk by chunk
+	// (default 1); a larger one is searched with Read and Grep, unless its
+	// lines average over 1000 bytes.
+	MaxChunksForFullMode int `yaml:"max_chunks_for_full_mode"`
+	// OverlapPercent is how much consecutive chunks overlap (default 10).
+	OverlapPercent int `yaml:"overlap_percent"`
+	// Model is the provider/model for extraction calls; "" uses the
+	// session's models.
+	Model string `yaml:"model"`
 }
+
+// IsEnabled reports whether oversized results are stored (the default).
+func (t ToolOutput) IsEnabled() bool { return t.Enabled == nil || *t.Enabled }
 
 // Slack configures the Slack headend (filled in by the Slack issue).
 type Slack struct {

@@ -81,6 +81,12 @@ func (c *Config) applyDefaults(w *walker, dir string) {
 	if !w.present["tool_output.max_bytes"] {
 		c.ToolOutput.MaxBytes = DefaultToolResponseMaxByte
 	}
+	if !w.present["tool_output.max_chunks_for_full_mode"] {
+		c.ToolOutput.MaxChunksForFullMode = DefaultMaxChunksForFull
+	}
+	if !w.present["tool_output.overlap_percent"] {
+		c.ToolOutput.OverlapPercent = DefaultOverlapPercent
+	}
 	if c.Log.Level == "" {
 		c.Log.Level = DefaultLogLevel
 	}
@@ -133,6 +139,27 @@ func (s MCPServer) CacheTTL(tool string) Duration {
 
 func isHTTPURL(s string) bool {
 	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
+}
+
+// inheritToolOutput fills the keys of an agent's tool_output that its file
+// does not set from the configuration's.
+func inheritToolOutput(dst *ToolOutput, src ToolOutput, set func(key string) bool) {
+	if !set("tool_output.enabled") {
+		dst.Enabled = src.Enabled
+	}
+	if !set("tool_output.max_bytes") {
+		dst.MaxBytes = src.MaxBytes
+	}
+	if !set("tool_output.max_chunks_for_full_mode") {
+		dst.MaxChunksForFullMode = src.MaxChunksForFullMode
+	}
+	if !set("tool_output.overlap_percent") {
+		dst.OverlapPercent = src.OverlapPercent
+	}
+	if !set("tool_output.model") {
+		dst.Model = src.Model
+	}
+	dst.Dir = src.Dir
 }
 
 // IsEnabled reports whether the MCP server is to be started (the default).

@@ -59,9 +59,7 @@ func (c *Config) validate(w *walker) {
 	if w.present["max_agent_depth"] && c.MaxAgentDepth < 1 {
 		w.errorf("max_agent_depth", "must be at least 1 (1 = no sub-agents; default %d), got %d", DefaultMaxAgentDepth, c.MaxAgentDepth)
 	}
-	if w.present["tool_output.max_bytes"] && c.ToolOutput.MaxBytes < 1 {
-		w.errorf("tool_output.max_bytes", "must be positive (default %d), got %d", DefaultToolResponseMaxByte, c.ToolOutput.MaxBytes)
-	}
+	checkToolOutput(w, "", c.ToolOutput, func(k string) bool { return w.present[k] }, c)
 	if b := c.State.Backend; b != "" && !slices.Contains(StateBackends, b) {
 		w.errorf("state.backend", "%q is not a state backend; use one of: %s (or leave it empty for the default)", b, oneOf(StateBackends))
 	}
@@ -219,6 +217,23 @@ func (c *Config) checkQueue(w *walker, key, q string) {
 		configured = "configured: " + oneOf(sortedKeys(c.Queues))
 	}
 	w.errorf(key, "queue %q is not defined under queues (%s); add it with a concurrency", q, configured)
+}
+
+// checkToolOutput checks the tool_output keys set (in the configuration file
+// when prefix is "", else an agent file).
+func checkToolOutput(w *walker, prefix string, t ToolOutput, set func(string) bool, c *Config) {
+	if set("tool_output.max_bytes") && t.MaxBytes < 1 {
+		w.errorf(prefix+"tool_output.max_bytes", "must be positive (default %d), got %d", DefaultToolResponseMaxByte, t.MaxBytes)
+	}
+	if set("tool_output.max_chunks_for_full_mode") && t.MaxChunksForFullMode < 1 {
+		w.errorf(prefix+"tool_output.max_chunks_for_full_mode", "must be at least 1 (default %d), got %d", DefaultMaxChunksForFull, t.MaxChunksForFullMode)
+	}
+	if set("tool_output.overlap_percent") && (t.OverlapPercent < 0 || t.OverlapPercent > 50) {
+		w.errorf(prefix+"tool_output.overlap_percent", "must be between 0 and 50 (default %d), got %d", DefaultOverlapPercent, t.OverlapPercent)
+	}
+	if set("tool_output.model") && t.Model != "" {
+		checkModelRef(w, prefix+"tool_output.model", t.Model, c)
+	}
 }
 
 // checkGlobs reports tool name patterns path.Match would refuse.
