@@ -217,8 +217,8 @@ func TestFrontmatter(t *testing.T) {
 func TestAnAgentOverridesToolOutputKeyByKey(t *testing.T) {
 	t.Parallel()
 	cfg := mustLoad(t, map[string]string{
-		"slackbot.yaml": baseConfig + "tool_output:\n  max_bytes: 5000\n  overlap_percent: 20\n  dir: ./store\n",
-		"agents/big.md": "---\ndescription: big\ntool_output:\n  max_bytes: 100000\n  enabled: false\n  model: openai/gpt-4.1\n---\nP.\n",
+		"slackbot.yaml":   baseConfig + "tool_output:\n  max_bytes: 5000\n  overlap_percent: 20\n  dir: ./store\n",
+		"agents/big.md":   "---\ndescription: big\ntool_output:\n  max_bytes: 100000\n  enabled: false\n  model: openai/gpt-4.1\n---\nP.\n",
 		"agents/plain.md": okAgent,
 	})
 	big, plain := cfg.Agents["big"].ToolOutput, cfg.Agents["plain"].ToolOutput
