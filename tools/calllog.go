@@ -73,7 +73,7 @@ func logResponse(log *zap.Logger, e *entry, id, name string, in int, out *Outcom
 		fields = append(fields, zap.Bool("cached", true))
 	}
 	if out.Oversize {
-		fields = append(fields, zap.Int("original_bytes", out.OriginalBytes))
+		fields = append(fields, zap.Int("original_bytes", out.OriginalBytes), zap.String("oversize", out.OversizeReason))
 	}
 	if out.Failure != "" {
 		fields = append(fields, zap.String("failure", string(out.Failure)))

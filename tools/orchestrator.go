@@ -76,9 +76,12 @@ type Outcome struct {
 	// Cached is set when the result came from the response cache.
 	Cached bool
 	// Oversize is set when the result went through the Oversize hook;
-	// OriginalBytes is then the size the tool produced.
-	Oversize      bool
-	OriginalBytes int
+	// OriginalBytes is then the size the tool produced, and OversizeReason
+	// says why: "bytes" (over the size cap) or "tokens" (more than the
+	// caller's context has room for).
+	Oversize       bool
+	OriginalBytes  int
+	OversizeReason string
 	// Err is the underlying error of a failed call, for logs only: the
 	// model sees Content.
 	Err error
@@ -302,13 +305,51 @@ func (o *Orchestrator) execute(ctx context.Context, e *entry, id, name, args str
 	return o.capped(ctx, out, call)
 }
 
-// capped hands a result over the size cap to the Oversize hook.
+// capped hands a result that is too large to the Oversize hook: the
+// caller's ResultPolicy when its context carries one, else the
+// orchestrator's size cap.
 func (o *Orchestrator) capped(ctx context.Context, out Outcome, call Call) Outcome {
+	if p, ok := ctx.Value(policyKey{}).(*ResultPolicy); ok && p != nil {
+		reason := ""
+		switch {
+		case p.MaxBytes > 0 && len(out.Content) > p.MaxBytes:
+			reason = "bytes"
+		case p.TooManyTokens != nil && p.TooManyTokens(out.Content):
+			reason = "tokens"
+		}
+		if reason != "" && p.Oversize != nil {
+			out.Oversize, out.OriginalBytes, out.OversizeReason = true, len(out.Content), reason
+			out.Result = p.Oversize(ctx, call, out.Result, reason)
+		}
+		return out
+	}
 	if max := o.opts.MaxResultBytes; max > 0 && len(out.Content) > max {
-		out.Oversize, out.OriginalBytes = true, len(out.Content)
+		out.Oversize, out.OriginalBytes, out.OversizeReason = true, len(out.Content), "bytes"
 		out.Result = o.opts.Oversize(ctx, call, out.Result)
 	}
 	return out
+}
+
+// ResultPolicy is one caller's rule for results too large to hand to its
+// model as they are — a session's, which knows its own size cap, how much
+// room its context has left, and where it keeps what it cannot show.
+type ResultPolicy struct {
+	// MaxBytes is the size above which a result is oversized (0: none).
+	MaxBytes int
+	// TooManyTokens, when set, reports whether a result within MaxBytes
+	// would still not fit the caller's context.
+	TooManyTokens func(content string) bool
+	// Oversize replaces an oversized result; reason is "bytes" or
+	// "tokens". call.Name is the name the model used.
+	Oversize func(ctx context.Context, call Call, res Result, reason string) Result
+}
+
+type policyKey struct{}
+
+// WithResultPolicy returns a context whose calls apply p instead of the
+// orchestrator's own size cap.
+func WithResultPolicy(ctx context.Context, p *ResultPolicy) context.Context {
+	return context.WithValue(ctx, policyKey{}, p)
 }
 
 func failed(f Failure, ns, msg string) Outcome {

@@ -271,3 +271,31 @@ func observedLog() (*zap.Logger, *observer.ObservedLogs) {
 	core, logs := observer.New(zapcore.DebugLevel)
 	return zap.New(core), logs
 }
+
+func TestACallersResultPolicyReplacesTheSizeCap(t *testing.T) {
+	t.Parallel()
+	o := newOrch(t, Options{MaxResultBytes: 100}, newTestProvider("t", "big", "echo"))
+	var reasons []string
+	policy := &ResultPolicy{
+		MaxBytes:      10000,
+		TooManyTokens: func(content string) bool { return strings.Contains(content, "many tokens") },
+		Oversize: func(_ context.Context, c Call, r Result, reason string) Result {
+			reasons = append(reasons, reason+":"+c.Name)
+			return Result{Content: "stored"}
+		},
+	}
+	ctx := WithResultPolicy(context.Background(), policy)
+	if out := o.Execute(ctx, "1", "t__big", "{}", 0); out.Oversize || len(out.Content) != 5008 {
+		t.Fatalf("5008 bytes are within the caller's 10000: oversize=%v len=%d", out.Oversize, len(out.Content))
+	}
+	policy.MaxBytes = 1000
+	if out := o.Execute(ctx, "2", "t__big", "{}", 0); !out.Oversize || out.OversizeReason != "bytes" || out.Content != "stored" || out.OriginalBytes != 5008 {
+		t.Fatalf("over the caller's cap: %+v", out)
+	}
+	if out := o.Execute(ctx, "3", "t__echo", `{"text":"so many tokens"}`, 0); !out.Oversize || out.OversizeReason != "tokens" {
+		t.Fatalf("too many tokens for the caller: %+v", out)
+	}
+	if strings.Join(reasons, ",") != "bytes:t__big,tokens:t__echo" {
+		t.Fatalf("reasons = %v", reasons)
+	}
+}
