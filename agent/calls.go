@@ -23,6 +23,7 @@ type callOutcome struct {
 // the final turn only the final report is accepted.
 func (s *session) runTools(ctx context.Context, calls []llm.ToolCall, final bool) {
 	results := make([]callOutcome, len(calls))
+	room := s.resultRoom(len(calls))
 	limit := s.a.MaxToolCallsPerTurn
 	var wg sync.WaitGroup
 	for i := range calls {
@@ -38,13 +39,13 @@ func (s *session) runTools(ctx context.Context, calls []llm.ToolCall, final bool
 		// Final reports run in the model's order, so that of two the
 		// first wins; they are quick and touch no tool.
 		if len(calls) == 1 || c.Name == FinalReportTool {
-			results[i] = s.dispatch(ctx, c, s.turnOp, "")
+			results[i] = s.dispatch(ctx, c, s.turnOp, "", room)
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = s.dispatch(ctx, c, s.turnOp, "")
+			results[i] = s.dispatch(ctx, c, s.turnOp, "", room)
 		}()
 	}
 	wg.Wait()
@@ -63,7 +64,10 @@ func (s *session) runTools(ctx context.Context, calls []llm.ToolCall, final bool
 
 // dispatch runs one call — a built-in or a shared tool — and reports it as
 // events. parent is the batch's call ID for calls inside agent__batch.
-func (s *session) dispatch(ctx context.Context, c *llm.ToolCall, under *Op, parent string) callOutcome {
+//
+// room is the tokens the call's result may take in the next request; a
+// larger result is stored behind a handle (see resultPolicy).
+func (s *session) dispatch(ctx context.Context, c *llm.ToolCall, under *Op, parent string, room int) callOutcome {
 	op := under.child("tool", c.Name, s.now())
 	info := ToolInfo{ID: c.ID, Name: c.Name, ArgBytes: len(c.Arguments), Parent: parent}
 	started := info
@@ -72,6 +76,9 @@ func (s *session) dispatch(ctx context.Context, c *llm.ToolCall, under *Op, pare
 	var out callOutcome
 	start := s.now()
 	switch {
+	case c.Name == ToolOutputTool && s.storing():
+		info.Namespace = nsAgent
+		out = s.toolOutput(ctx, c, op)
 	case !s.offered[c.Name]:
 		info.Failure = string(tools.FailUnknownTool)
 		out = callOutcome{s.unknownTool(c.Name), true}
@@ -83,7 +90,7 @@ func (s *session) dispatch(ctx context.Context, c *llm.ToolCall, under *Op, pare
 		out = s.simpleBuiltin(c)
 	case c.Name == BatchTool:
 		info.Namespace = nsAgent
-		out = s.batch(ctx, c, op, parent != "")
+		out = s.batch(ctx, c, op, parent != "", room)
 	case s.subAgents[c.Name] != "":
 		info.Namespace = nsSubagent
 		out = s.callSubAgent(ctx, c, op)
@@ -94,6 +101,7 @@ func (s *session) dispatch(ctx context.Context, c *llm.ToolCall, under *Op, pare
 		if s.log != nil {
 			ctx = tools.WithLogger(ctx, s.log)
 		}
+		ctx = tools.WithResultPolicy(ctx, s.resultPolicy(room))
 		o := s.r.Tools.Execute(ctx, c.ID, c.Name, c.Arguments, s.a.ToolTimeout.D())
 		info.Namespace, info.Failure, info.Oversize = o.Namespace, string(o.Failure), o.Oversize
 		info.Remote, info.Queue, info.QueueWait, info.Cached = o.Remote, o.Queue, o.QueueWait, o.Cached
@@ -108,7 +116,7 @@ func (s *session) dispatch(ctx context.Context, c *llm.ToolCall, under *Op, pare
 				out.content = finishedNote
 			}
 		}
-		if o.OK() {
+		if o.OK() && !o.Oversize { // a handle is no answer to adopt
 			s.mu.Lock()
 			s.lastTool = o.Content
 			s.mu.Unlock()
@@ -200,7 +208,7 @@ func (s *session) setTerminate(note string, finish bool) {
 
 // batch runs agent__batch: its calls in parallel, each through dispatch, so
 // they are validated, time-bounded and reported like any other call.
-func (s *session) batch(ctx context.Context, c *llm.ToolCall, op *Op, inBatch bool) callOutcome {
+func (s *session) batch(ctx context.Context, c *llm.ToolCall, op *Op, inBatch bool, room int) callOutcome {
 	if inBatch {
 		return callOutcome{BatchTool + " cannot be nested.", true}
 	}
@@ -224,7 +232,7 @@ func (s *session) batch(ctx context.Context, c *llm.ToolCall, op *Op, inBatch bo
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = s.dispatch(ctx, inner, op, c.ID)
+			results[i] = s.dispatch(ctx, inner, op, c.ID, room/max(len(a.Calls), 1))
 		}()
 	}
 	wg.Wait()

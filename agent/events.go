@@ -75,6 +75,9 @@ type LLMCallInfo struct {
 	TextBytes    int
 	Err          string // EventLLMRetry: what failed; EventLLMCall: set when every attempt failed
 	Wait         time.Duration
+	// Purpose is "" for the session's own turns and PurposeExtraction for
+	// the calls that read a stored tool result.
+	Purpose string
 }
 
 // ToolInfo describes one tool call.

@@ -112,6 +112,13 @@ func (g *guard) over(msgs []llm.Message) bool {
 	return g.counted(msgs) > g.budget
 }
 
+// room is how many tokens the next request may still add: the budget less
+// the larger of the raised estimate and the provider's own count.
+func (g *guard) room() int {
+	used := max(int(float64(g.estTotal)*llm.EstimateMargin)+g.tools, g.fromProvider())
+	return g.budget - used
+}
+
 // counted is the exact o200k size of the next request; it counts each
 // message at most once per session.
 func (g *guard) counted(msgs []llm.Message) int {

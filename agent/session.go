@@ -20,6 +20,7 @@ import (
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/tools"
+	"github.com/slackbot/slackbot/tools/tooloutput"
 )
 
 // Runner runs sessions. It holds what sessions share — model providers and
@@ -44,6 +45,10 @@ type Runner struct {
 	MaxDepth int
 	// Log receives one line per event; nil means no logging.
 	Log *zap.Logger
+	// ToolOutput keeps the tool results too large for a model, per
+	// session, for the tool_output tool; nil cuts them to the agent's
+	// tool_output.max_bytes instead.
+	ToolOutput *tooloutput.Run
 	// Backoff overrides the retry backoff between model attempts (tests).
 	Backoff func(attempt int) time.Duration
 	// Now overrides the clock (tests).
@@ -160,6 +165,8 @@ type session struct {
 	lastText   string // the latest non-empty text the model wrote
 	taskDone   bool   // agent__task_status said only the report remains
 
+	store *tooloutput.Store // the session's oversized results; nil when not kept
+
 	mu        sync.Mutex
 	report    *Report
 	terminate *terminateNote
@@ -191,8 +198,22 @@ func (r *Runner) newSession(in Input, l *link) (*session, error) {
 		s.obs = Tee(s.obs, LogEvents(r.Log))
 		s.log = r.Log.With(zap.String("session", s.id), zap.String("agent", a.Name))
 	}
-	targets := make([]llm.Target, 0, len(a.Models))
-	for _, ref := range a.Models {
+	targets, err := r.targets(a.Models)
+	if err != nil {
+		return nil, err
+	}
+	if len(targets) == 0 {
+		return nil, fmt.Errorf("agent %s has no models", a.Name)
+	}
+	s.chain = &llm.Chain{Targets: targets, MaxRetries: a.MaxRetries, Timeout: a.LLMTimeout.D(), Backoff: r.Backoff,
+		OnRetry: s.onRetry}
+	return s, nil
+}
+
+// targets resolves provider/model references to the runner's providers.
+func (r *Runner) targets(refs []string) ([]llm.Target, error) {
+	targets := make([]llm.Target, 0, len(refs))
+	for _, ref := range refs {
 		pname, model, err := config.ParseModelRef(ref)
 		if err != nil {
 			return nil, err
@@ -203,12 +224,7 @@ func (r *Runner) newSession(in Input, l *link) (*session, error) {
 		}
 		targets = append(targets, llm.Target{Provider: p, Model: model})
 	}
-	if len(targets) == 0 {
-		return nil, fmt.Errorf("agent %s has no models", a.Name)
-	}
-	s.chain = &llm.Chain{Targets: targets, MaxRetries: a.MaxRetries, Timeout: a.LLMTimeout.D(), Backoff: r.Backoff,
-		OnRetry: s.onRetry}
-	return s, nil
+	return targets, nil
 }
 
 func (s *session) now() time.Time { return s.r.now() }
@@ -260,6 +276,8 @@ func (s *session) run(ctx context.Context) (*Result, *handoff) {
 	s.work, s.final = work, final
 
 	s.tree = s.link.node(s.in, start)
+	s.openStore()
+	defer s.closeStore() // whatever the ending: report, failure, cancellation, panic
 	nonce := randomID(4)
 	s.xml = newXMLFinal(nonce)
 	s.guard = newGuard(s.budget(), s.toolSet.tokens)
@@ -394,8 +412,11 @@ func (s *session) budget() int {
 
 func (s *session) callModel(ctx context.Context, final bool) (*llm.Response, error) {
 	defs, choice := s.defs, llm.ToolChoiceAuto
-	if final {
+	switch {
+	case final:
 		defs, choice = s.finalDefs, llm.ToolChoiceRequired
+	case s.storing():
+		defs = append(defs[:len(defs):len(defs)], toolOutputDef)
 	}
 	op := s.turnOp.child("llm", "model call", s.now())
 	req := &llm.Request{
@@ -416,7 +437,7 @@ func (s *session) callModel(ctx context.Context, final bool) (*llm.Response, err
 	op.rename(resp.Provider + "/" + resp.Model)
 	op.finish(true, s.now())
 	s.usage.Add(resp.Usage)
-	s.guard.reported(len(s.msgs), len(defs) == len(s.defs), resp.Usage)
+	s.guard.reported(len(s.msgs), !final, resp.Usage)
 	s.emit(Event{Kind: EventLLMCall, Op: op, LLM: &LLMCallInfo{Provider: resp.Provider, Model: resp.Model, Usage: resp.Usage,
 		Latency: resp.Latency, FinishReason: resp.FinishReason, ToolCalls: len(resp.Message.ToolCalls), TextBytes: len(resp.Message.Content)}})
 	return resp, nil

@@ -21,6 +21,7 @@ import (
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/anthropic"
 	"github.com/slackbot/slackbot/llm/openai"
+	"github.com/slackbot/slackbot/tools/tooloutput"
 )
 
 // wiring is what a subcommand needs to run sessions.
@@ -53,13 +54,21 @@ func wire(ctx context.Context, path string, verbose bool, stderr io.Writer) (*wi
 		}
 		providers[name] = p
 	}
-	orch, closeTools, err := buildTools(cfg, log)
+	// Oversized tool results are kept on disk for their session; a bot that
+	// could not keep them would lose them, so it does not start.
+	store, err := tooloutput.OpenRun(cfg.ToolOutput.Dir, log.Named("tool_output"))
 	if err != nil {
 		return nil, err
 	}
+	orch, closeTools, err := buildTools(cfg, log)
+	if err != nil {
+		_ = store.Close()
+		return nil, err
+	}
+	closeAll := func() error { return errors.Join(closeTools(), store.Close()) }
 	warmup(ctx, orch, log)
-	return &wiring{cfg: cfg, log: log, closeTools: closeTools,
-		runner: &agent.Runner{Providers: providers, Tools: orch, Log: log, Agents: cfg.Agents, MaxDepth: cfg.MaxAgentDepth}}, nil
+	return &wiring{cfg: cfg, log: log, closeTools: closeAll,
+		runner: &agent.Runner{Providers: providers, Tools: orch, Log: log, Agents: cfg.Agents, MaxDepth: cfg.MaxAgentDepth, ToolOutput: store}}, nil
 }
 
 // Close stops the tools: MCP servers and every process they started.
@@ -219,8 +228,16 @@ func progress(w io.Writer) agent.Observer {
 			if who != "" {
 				fmt.Fprintf(w, "  · %sstarted\n", who)
 			}
+		case agent.EventToolStarted:
+			if e.Tool.Name == agent.ToolOutputTool {
+				fmt.Fprintf(w, "  · %sreading a large result…\n", who)
+			}
 		case agent.EventToolFinished:
-			fmt.Fprintf(w, "  · %s%s … %s\n", who, e.Tool.Name, toolOutcome(e.Tool))
+			note := ""
+			if e.Tool.Oversize {
+				note = ", too large to show whole"
+			}
+			fmt.Fprintf(w, "  · %s%s … %s%s\n", who, e.Tool.Name, toolOutcome(e.Tool), note)
 		case agent.EventTaskStatus:
 			fmt.Fprintf(w, "  · %s%s\n", who, e.Status.Now)
 		case agent.EventLLMRetry:

@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -165,4 +167,90 @@ func gone(pid int) bool {
 	}
 	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 	return len(fields) > 0 && fields[0] == "Z"
+}
+
+// TestABigFileFromTheFilesystemServerIsExtractedNotCut reads a large file
+// through the real server-filesystem: the model gets a handle, asks
+// tool_output about it, and the answer comes from the whole file — the
+// line it needs is in the middle, which cutting would have lost.
+func TestABigFileFromTheFilesystemServerIsExtractedNotCut(t *testing.T) {
+	t.Parallel()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not installed: run make peers")
+	}
+	script := filepath.Join(repoRoot(t), "testdata", "npm", "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js")
+	if _, err := os.Stat(script); err != nil {
+		t.Fatalf("server-filesystem is not installed (%v): run make peers", err)
+	}
+	data := t.TempDir()
+	var b strings.Builder
+	for i := range 4000 {
+		if i == 2000 {
+			b.WriteString("config: the secret ingredient is cardamom\n")
+		}
+		fmt.Fprintf(&b, "line %d: nothing to see here, just filler text\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(data, "big.txt"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store := t.TempDir()
+	srv := llmtest.NewServer(t)
+	handleRe := regexp.MustCompile(`tool_output\(handle = "([0-9a-f-]{36})"`)
+	var sawMiddle bool
+	var mu sync.Mutex
+	srv.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		if strings.Contains(r.System, "You can only use Read and Grep tools") {
+			body := string(r.Body)
+			if !strings.Contains(body, "cardamom") {
+				h := regexp.MustCompile(`Handle/filename: (\S+)`).FindStringSubmatch(r.System)
+				if h == nil {
+					t.Errorf("no handle in the read-grep prompt")
+					return llmtest.Reply{}
+				}
+				return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "Grep", Arguments: fmt.Sprintf(`{"pattern":"secret","path":%q}`, h[1])}}}
+			}
+			mu.Lock()
+			sawMiddle = true
+			mu.Unlock()
+			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "agent__final_report",
+				Arguments: `{"status":"success","report_format":"text","report_content":"The secret ingredient is cardamom."}`}}}
+		}
+		body := string(r.Body)
+		switch {
+		case strings.Contains(body, "ABSTRACT FROM TOOL OUTPUT"):
+			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "agent__final_report",
+				Arguments: `{"status":"success","report_format":"markdown","report_content":"Cardamom."}`}}}
+		case handleRe.MatchString(body):
+			h := handleRe.FindStringSubmatch(body)[1]
+			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "tool_output",
+				Arguments: fmt.Sprintf(`{"handle":%q,"extract":"the secret ingredient"}`, h)}}}
+		}
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "fs__read_text_file",
+			Arguments: fmt.Sprintf(`{"path":%q}`, filepath.Join(data, "big.txt"))}}}
+	})
+	cfg := setupAgent(t, srv, "---\ndescription: Test agent\nmodels: [fake/m1]\ntools: [\"fs__read_text_file\"]\ncontext_window: 16000\nmax_output_tokens: 1000\n---\nYou answer.\n",
+		fmt.Sprintf("mcp_servers:\n  fs:\n    command: %s\n    args: [%q, %q]\n", node, script, data),
+		fmt.Sprintf("tool_output:\n  dir: %s\n", store))
+	out, stderr, err := runCLI("ask", "--config", cfg, "--agent", "helper", "What is the secret ingredient?")
+	if err != nil {
+		t.Fatalf("ask: %v\n%s", err, stderr)
+	}
+	if strings.TrimSpace(out) != "Cardamom." {
+		t.Fatalf("stdout = %q\n%s", out, stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !sawMiddle {
+		t.Fatal("the read-grep extraction never found the line in the middle of the file")
+	}
+	if !strings.Contains(stderr, `"handle"`) || !strings.Contains(stderr, `"reason":"bytes"`) {
+		t.Errorf("no log line with the handle and the reason:\n%s", stderr)
+	}
+	runs, _ := os.ReadDir(store)
+	for _, r := range runs {
+		if left, _ := os.ReadDir(filepath.Join(store, r.Name())); len(left) != 0 {
+			t.Errorf("stored results outlived the command: %s/%v", r.Name(), left)
+		}
+	}
 }
