@@ -182,20 +182,24 @@ func TestFailedStrategiesFallBackToTruncate(t *testing.T) {
 		return `<ai-agent-0000deadbeef-FINAL format="text">an answer</ai-agent-0000deadbeef-FINAL>`, nil
 	}
 	for _, tc := range []struct {
-		name   string
-		mode   Mode
-		model  func(system, user string) (string, error)
-		sub    SubAgent
-		why    string
-		calls  int // at least: a failed call is tried twice, and other chunks may be in flight
+		name  string
+		mode  Mode
+		model func(system, user string) (string, error)
+		sub   SubAgent
+		why   string
+		calls int // at least: a failed call is tried twice, and other chunks may be in flight
 	}{
 		{name: "an answer with another nonce", mode: ModeFullChunked, model: wrongNonce, why: "no final-report wrapper", calls: 2},
 		{name: "a model error", mode: ModeFullChunked, model: func(string, string) (string, error) { return "", errors.New("HTTP 500") }, why: "HTTP 500", calls: 2},
 		{name: "an empty wrapper", mode: ModeFullChunked, model: func(s, _ string) (string, error) { return wrap(s, " "), nil }, why: "empty", calls: 2},
 		{name: "a synthetic sub-agent report", mode: ModeReadGrep, why: "without a report of its own",
-			sub: func(context.Context, string, string, tools.Provider) (string, bool, error) { return "I ran out of turns", true, nil }},
+			sub: func(context.Context, string, string, tools.Provider) (string, bool, error) {
+				return "I ran out of turns", true, nil
+			}},
 		{name: "a sub-agent error", mode: ModeReadGrep, why: "could not start",
-			sub: func(context.Context, string, string, tools.Provider) (string, bool, error) { return "", false, errors.New("could not start") }},
+			sub: func(context.Context, string, string, tools.Provider) (string, bool, error) {
+				return "", false, errors.New("could not start")
+			}},
 		{name: "no sub-agent runner", mode: ModeReadGrep, why: "no sub-agent runner"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
