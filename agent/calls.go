@@ -101,7 +101,11 @@ func (s *session) dispatch(ctx context.Context, c *llm.ToolCall, under *Op, pare
 		if s.log != nil {
 			ctx = tools.WithLogger(ctx, s.log)
 		}
-		ctx = tools.WithResultPolicy(ctx, s.resultPolicy(room))
+		if s.store != nil || s.a.ToolOutput.MaxBytes > 0 {
+			// Else (an agent built in code without tool_output) the
+			// orchestrator's own size cap applies.
+			ctx = tools.WithResultPolicy(ctx, s.resultPolicy(room))
+		}
 		o := s.r.Tools.Execute(ctx, c.ID, c.Name, c.Arguments, s.a.ToolTimeout.D())
 		info.Namespace, info.Failure, info.Oversize = o.Namespace, string(o.Failure), o.Oversize
 		info.Remote, info.Queue, info.QueueWait, info.Cached = o.Remote, o.Queue, o.QueueWait, o.Cached

@@ -59,7 +59,7 @@ var (
 	tooLargeRe = regexp.MustCompile(`^Tool output is too large \((\d+) bytes, (\d+) lines, (\d+) tokens\)\.\n` +
 		`Call tool_output\(handle = "([0-9a-f-]{36})", extract = "what to extract"\)\.\n` +
 		"Provide precise and detailed instructions in `extract` about what you are looking for\\.$")
-	nonceRe = regexp.MustCompile(`<ai-agent-([A-Za-z0-9]+)-FINAL`)
+	extractNonceRe = regexp.MustCompile(`<ai-agent-([A-Za-z0-9]+)-FINAL`)
 )
 
 // handleIn returns the handle of the too-large message among a request's
@@ -92,7 +92,7 @@ func extractionKind(r *llmtest.Recorded) string {
 // wrapped answers an extraction request in its nonce's wrapper, unclosed.
 func wrapped(t *testing.T, r *llmtest.Recorded, text string) llmtest.Reply {
 	t.Helper()
-	m := nonceRe.FindStringSubmatch(r.System)
+	m := extractNonceRe.FindStringSubmatch(r.System)
 	if m == nil {
 		t.Fatalf("the extraction prompt names no nonce:\n%s", r.System)
 	}

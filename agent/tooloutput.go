@@ -68,6 +68,9 @@ func (s *session) storing() bool { return s.store != nil && s.store.Len() > 0 }
 // while the next request has about room tokens to spare for each result.
 func (s *session) resultPolicy(room int) *tools.ResultPolicy {
 	max := s.a.ToolOutput.MaxBytes
+	if max <= 0 {
+		max = config.DefaultToolResponseMaxByte
+	}
 	cut := tools.Truncate(max)
 	p := &tools.ResultPolicy{MaxBytes: max}
 	if s.store == nil {

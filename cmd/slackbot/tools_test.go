@@ -196,7 +196,7 @@ func TestABigFileFromTheFilesystemServerIsExtractedNotCut(t *testing.T) {
 	}
 	store := t.TempDir()
 	srv := llmtest.NewServer(t)
-	handleRe := regexp.MustCompile(`tool_output\(handle = "([0-9a-f-]{36})"`)
+	handleRe := regexp.MustCompile(`tool_output\(handle = \\"([0-9a-f-]{36})\\"`) // as it stands in a JSON body
 	var sawMiddle bool
 	var mu sync.Mutex
 	srv.Respond(func(r *llmtest.Recorded) llmtest.Reply {
