@@ -476,3 +476,33 @@ func parentName(o *Op) string {
 	}
 	return o.parent.name
 }
+
+func TestToolOutputIsNotOfferedOnTheFinalTurn(t *testing.T) {
+	t.Parallel()
+	doc := strings.Repeat("q", 20000)
+	h := newHarness(t, withTools(toolbox{"big": bigResult(doc)}), withAgent(func(a *config.Agent) {
+		a.MaxTurns = 2
+		a.ToolOutput = config.ToolOutput{MaxBytes: 4096, MaxChunksForFullMode: 1, OverlapPercent: 10}
+	}))
+	withToolOutput(t, h)
+	h.srv.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		if len(toolResults(r)) == 0 {
+			return callTool("test__big", `{}`)
+		}
+		// On the final turn the model still tries: refused.
+		return callTools(tc(ToolOutputTool, jsonArgs(map[string]any{"handle": handleIn(t, r), "extract": "q"})),
+			tc(FinalReportTool, reportArgs("partial", "Out of turns.")))
+	})
+	res := h.run("Go.")
+	wantReport(t, res, StatusPartial, SourceToolCall)
+	reqs := h.srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	wantFinalOnly(t, reqs[1])
+	for _, e := range h.events.ofKind(EventLLMCall) {
+		if e.LLM.Purpose == PurposeExtraction {
+			t.Fatal("an extraction ran on the final turn")
+		}
+	}
+}

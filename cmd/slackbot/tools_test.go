@@ -254,3 +254,20 @@ func TestABigFileFromTheFilesystemServerIsExtractedNotCut(t *testing.T) {
 		}
 	}
 }
+
+func TestTheBotRefusesToStartWithoutAPlaceForLargeResults(t *testing.T) {
+	t.Parallel()
+	blocker := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(blocker, []byte("not a directory"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.NewServer(t)
+	cfg := setup(t, srv, "markdown", fmt.Sprintf("tool_output:\n  dir: %s\n", filepath.Join(blocker, "store")))
+	_, stderr, err := runCLI("ask", "--config", cfg, "--agent", "helper", "question")
+	if err == nil || !strings.Contains(err.Error(), "tool_output.dir") {
+		t.Fatalf("err = %v (stderr %s), want a refusal naming tool_output.dir", err, stderr)
+	}
+	if len(srv.Requests()) != 0 {
+		t.Fatal("a session ran anyway")
+	}
+}
