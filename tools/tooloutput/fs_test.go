@@ -141,7 +141,7 @@ func TestGrepAgreesWithALineByLineSearch(t *testing.T) {
 	for _, tc := range []struct {
 		pattern string
 		context int
-	}{{"needle", 0}, {"needle", 3}, {`^\d*777 hay`, 2}, {`hay$`, 0}, {`y\s+h`, 1}} {
+	}{{"needle", 0}, {"needle", 3}, {`^\d*777 hay`, 2}, {`hay$`, 0}, {`y\s+h`, 1}, {`(?i)NEEDLE IN`, 1}, {`(?i)(LONG) needle`, 0}} {
 		t.Run(fmt.Sprintf("%s with %d context", tc.pattern, tc.context), func(t *testing.T) {
 			out := call("Grep", obj{"pattern": tc.pattern, "path": e.Handle, "context": tc.context, "max_results": 1000})
 			want := naiveGrep(e.Handle, doc, regexp.MustCompile(tc.pattern), tc.context, 1000)
@@ -287,4 +287,29 @@ func toolNames(ts []tools.Tool) []string {
 		n = append(n, t.Name)
 	}
 	return n
+}
+
+func TestPrefiltersOnlyUseLiteralsEveryMatchHolds(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		pattern, lit string
+		fold         bool
+	}{
+		{"needle", "needle", false},
+		{`^\d+ ERROR req=\w+`, " ERROR req=", false},
+		{"(?i)Needle Found", "needle found", true},
+		{"(?i)status", "tatu", true}, // s and k also fold to non-ASCII letters
+		{"error|warn", "", false},
+		{"ab", "", false},
+		{"(foo)bar(baz)+", "foo", false},
+	} {
+		p := newPrefilter(tc.pattern)
+		got, fold := "", false
+		if p != nil {
+			got, fold = string(p.lit), p.fold
+		}
+		if got != tc.lit || fold != tc.fold {
+			t.Errorf("%s: prefilter %q (fold %v), want %q (fold %v)", tc.pattern, got, fold, tc.lit, tc.fold)
+		}
+	}
 }
