@@ -112,7 +112,7 @@ func (g *grepper) file(ctx context.Context, name, path string) error {
 	size := st.Size()
 	buf := make([]byte, 0, min(grepBlock, size+1))
 	var done int64 // bytes of the file before buf
-	line := 1 // number of buf's first line
+	line := 1      // number of buf's first line
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
