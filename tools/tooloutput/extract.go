@@ -47,7 +47,8 @@ type Policy struct {
 	// before it prefers read-grep. At 1, full-chunked is a single pass.
 	MaxChunksForFullMode int
 	// OverlapPercent is how much of its neighbour each chunk repeats, so
-	// that a record cut by a boundary is whole in one of them.
+	// that a record cut by a boundary is whole in one of them. 0 means the
+	// default; a negative value, none. At most 50.
 	OverlapPercent int
 	// MapConcurrency is how many chunk calls run at once.
 	MapConcurrency int

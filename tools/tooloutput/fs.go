@@ -204,6 +204,11 @@ func (p *fsProvider) read(ctx context.Context, raw json.RawMessage) (string, err
 			fmt.Fprintf(&b, "[more lines follow: call Read with offset=%d to continue]\n", line)
 			return b.String(), nil
 		}
+		if rest > 0 {
+			cut := trimPartialRune(head)
+			rest += len(head) - len(cut)
+			head = cut
+		}
 		entry := fmt.Sprintf("%6d\t%s", line, head)
 		if rest > 0 {
 			entry += fmt.Sprintf("[… %d more bytes on this line: use Grep to search it]", rest)

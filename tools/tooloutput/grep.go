@@ -41,8 +41,8 @@ func (p *fsProvider) grep(ctx context.Context, raw json.RawMessage) (string, err
 	} else if names = p.files(); len(names) == 0 {
 		return "There are no files to search.", nil
 	}
-	g := &grepper{re: re, block: block, context: min(max(a.Context, 0), grepMaxContext),
-		max: a.MaxResults}
+	g := &grepper{re: re, block: block, pre: newPrefilter(a.Pattern),
+		context: min(max(a.Context, 0), grepMaxContext), max: a.MaxResults}
 	if g.max <= 0 {
 		g.max = grepDefResults
 	}
@@ -72,6 +72,8 @@ func (p *fsProvider) grep(ctx context.Context, raw json.RawMessage) (string, err
 // is what makes tens of megabytes take well under a second.
 type grepper struct {
 	re, block *regexp.Regexp
+	pre       *prefilter // nil: search with block
+	lower     []byte     // the region lower-cased, for a case-folding pre
 	context   int
 	max       int
 	matches   int
@@ -103,15 +105,25 @@ func (g *grepper) file(ctx context.Context, name, path string) error {
 	}
 	defer f.Close()
 	g.name, g.lastPrinted, g.pending, g.tail = name, 0, 0, nil
-	buf := make([]byte, 0, grepBlock)
-	line := 1 // number of buf's first line
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("cannot read %q: %w", name, err)
+	}
+	size := st.Size()
+	buf := make([]byte, 0, min(grepBlock, size+1))
+	var done int64 // bytes of the file before buf
+	line := 1      // number of buf's first line
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if len(buf) == cap(buf) {
-			// A line longer than the buffer: grow until it fits.
-			buf = append(buf, make([]byte, cap(buf))...)[:len(buf)]
+			// A line longer than the buffer: make room for the rest of
+			// the file at once, so that even a file of one huge line
+			// costs a single copy of itself, not a series of doublings.
+			grown := make([]byte, len(buf), max(size-done+1, int64(2*cap(buf))))
+			copy(grown, buf)
+			buf = grown
 		}
 		n, err := f.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
@@ -130,6 +142,7 @@ func (g *grepper) file(ctx context.Context, name, path string) error {
 			return err
 		}
 		line += bytes.Count(buf[:end], []byte{'\n'})
+		done += int64(end)
 		buf = buf[:copy(buf, buf[end:])]
 		if eof {
 			return nil
@@ -155,12 +168,12 @@ func (g *grepper) region(r []byte, first int) error {
 		counted = pos
 		return countedLine
 	}
+	find := g.finder(r)
 	for pos := 0; pos < len(r); {
-		loc := g.block.FindIndex(r[pos:])
-		if loc == nil {
+		ms := find(pos)
+		if ms < 0 {
 			break
 		}
-		ms := pos + loc[0]
 		ls := bytes.LastIndexByte(r[:ms], '\n') + 1
 		le := len(r)
 		if i := bytes.IndexByte(r[ms:], '\n'); i >= 0 {
@@ -215,12 +228,12 @@ func (g *grepper) region(r []byte, first int) error {
 
 // more reports whether a matching line starts at or after pos in r.
 func (g *grepper) more(r []byte, pos int) bool {
+	find := g.finder(r)
 	for pos < len(r) {
-		loc := g.block.FindIndex(r[pos:])
-		if loc == nil {
+		ms := find(pos)
+		if ms < 0 {
 			return false
 		}
-		ms := pos + loc[0]
 		ls := bytes.LastIndexByte(r[:ms], '\n') + 1
 		if g.re.Match(r[ls:lineEnd(r, ms)]) {
 			return true
@@ -228,6 +241,27 @@ func (g *grepper) more(r []byte, pos int) bool {
 		pos = ms + 1
 	}
 	return false
+}
+
+// finder returns a function giving the start of the next candidate match
+// in r at or after pos, or -1. Every line holding a match holds a
+// candidate; the caller confirms each on its line.
+func (g *grepper) finder(r []byte) func(pos int) int {
+	if g.pre == nil {
+		return func(pos int) int {
+			loc := g.block.FindIndex(r[pos:])
+			if loc == nil {
+				return -1
+			}
+			return pos + loc[0]
+		}
+	}
+	hay := r
+	if g.pre.fold {
+		g.lower = lowerASCII(g.lower, r)
+		hay = g.lower
+	}
+	return func(pos int) int { return g.pre.next(hay, pos) }
 }
 
 // before writes lines from..m-1 ahead of the match at line m starting at

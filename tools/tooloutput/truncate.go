@@ -56,17 +56,20 @@ func cutHead(head []byte) []byte {
 	if i := bytes.LastIndexByte(head, '\n'); i >= len(head)*3/4 {
 		return head[:i+1]
 	}
-	// Drop a rune the cut split: find where the last rune starts and
-	// keep it only if it is whole.
-	end := len(head)
+	return trimPartialRune(head)
+}
+
+// trimPartialRune drops a rune that a cut at the end of b split.
+func trimPartialRune(b []byte) []byte {
+	end := len(b)
 	i := end - 1
-	for i > 0 && i > end-utf8.UTFMax && !utf8.RuneStart(head[i]) {
+	for i > 0 && i > end-utf8.UTFMax && !utf8.RuneStart(b[i]) {
 		i--
 	}
-	if i >= 0 && !utf8.FullRune(head[i:]) {
+	if i >= 0 && !utf8.FullRune(b[i:]) {
 		end = i
 	}
-	return head[:end]
+	return b[:end]
 }
 
 // cutTail starts tail after its first line break when that keeps most of
