@@ -506,3 +506,36 @@ func TestToolOutputIsNotOfferedOnTheFinalTurn(t *testing.T) {
 		}
 	}
 }
+
+func TestTheReadGrepAgentMayAnswerInTheExtractionsWrapper(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	for i := range 8000 {
+		fmt.Fprintf(&b, "row %d ok\n", i)
+	}
+	h := newHarness(t, withTools(toolbox{"rows": bigResult(b.String())}), withAgent(func(a *config.Agent) {
+		a.ContextWindow, a.MaxOutputTokens = 16000, 1000
+		a.ToolOutput = config.ToolOutput{MaxBytes: 12288, MaxChunksForFullMode: 1, OverlapPercent: 10}
+	}))
+	withToolOutput(t, h)
+	h.srv.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		if extractionKind(r) == "read-grep" {
+			// The prompt asks for the wrapper with the extraction's nonce,
+			// as plain text: the nested session must take it as its answer.
+			return wrapped(t, r, "8000 rows, all ok")
+		}
+		last := toolResults(r)
+		switch {
+		case len(last) == 0:
+			return callTool("test__rows", `{}`)
+		case strings.HasPrefix(last[len(last)-1].Content, "Tool output is too large"):
+			return callTool(ToolOutputTool, jsonArgs(map[string]any{"handle": handleIn(t, r), "extract": "any row not ok", "mode": "read-grep"}))
+		}
+		return finalReport("success", "All rows are ok.")
+	})
+	res := h.run("Rows?")
+	wantReport(t, res, StatusSuccess, SourceToolCall)
+	if got := lastToolResult(t, h.srv.Last()); !strings.Contains(got, "STRATEGY:read-grep:\n\n8000 rows, all ok") {
+		t.Fatalf("tool_output answered %q", got)
+	}
+}

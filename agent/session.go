@@ -71,6 +71,11 @@ type Input struct {
 	Observer Observer
 	// SessionID names the session in events and logs ("" makes one up).
 	SessionID string
+
+	// nonce, when set, is the session's final-answer nonce instead of a
+	// random one: the read-grep extraction tells its model the nonce of
+	// its extraction, and the session must accept that wrapper.
+	nonce string
 }
 
 // Result is the outcome of a session. Report is never nil. When a router
@@ -278,7 +283,10 @@ func (s *session) run(ctx context.Context) (*Result, *handoff) {
 	s.tree = s.link.node(s.in, start)
 	s.openStore()
 	defer s.closeStore() // whatever the ending: report, failure, cancellation, panic
-	nonce := randomID(4)
+	nonce := s.in.nonce
+	if nonce == "" {
+		nonce = randomID(4)
+	}
 	s.xml = newXMLFinal(nonce)
 	s.guard = newGuard(s.budget(), s.toolSet.tokens)
 	dynamic := sessionPrompt(s.format, nonce, start)

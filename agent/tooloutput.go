@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"go.uber.org/zap"
@@ -35,6 +36,10 @@ var (
 		"that was too large to show you. Results like that were replaced by a message with a handle; pass that handle and say " +
 		"precisely what you are looking for. You may ask about the same handle several times."}
 )
+
+// extractionNonceRe finds the nonce an extraction prompt asks the model to
+// wrap its answer with.
+var extractionNonceRe = regexp.MustCompile(`<ai-agent-([A-Za-z0-9]+)-FINAL`)
 
 // readGrepResultBytes bounds one Read or Grep result inside the read-grep
 // extraction; the tools bound their own answers well below it.
@@ -207,6 +212,9 @@ func (s *session) readGrepAgent(callID string, under *Op) tooloutput.SubAgent {
 		r := &Runner{Providers: s.r.Providers, Tools: fsTools, Log: s.r.Log, Backoff: s.r.Backoff, Now: s.r.Now}
 		in := Input{Agent: a, Format: config.FormatText, Prompt: user, Observer: s.in.Observer,
 			SessionID: s.id + "/" + ToolOutputTool + "-" + randomID(2)}
+		if m := extractionNonceRe.FindStringSubmatch(system); m != nil {
+			in.nonce = m[1]
+		}
 		res := r.run(ctx, in, &link{path: s.path, call: callID, op: under})
 		s.mu.Lock()
 		s.usage.Add(res.Usage)

@@ -15,7 +15,7 @@ import (
 // and the log lines it and its run write.
 func newStore(t testing.TB) (*Store, *observer.ObservedLogs) {
 	t.Helper()
-	core, logs := observer.New(zap.InfoLevel)
+	core, logs := observer.New(zap.DebugLevel)
 	run, err := OpenRun(t.TempDir(), zap.New(core))
 	if err != nil {
 		t.Fatal(err)

@@ -70,7 +70,7 @@ func (s *Store) Put(tool, args, content string) (*Entry, error) {
 	s.entries[e.Handle] = e
 	s.order = append(s.order, e.Handle)
 	s.emu.Unlock()
-	s.log.Info("tool output stored", zap.String("handle", e.Handle), zap.String("tool", tool),
+	s.log.Debug("tool output stored", zap.String("handle", e.Handle), zap.String("tool", tool),
 		zap.Int("bytes", e.Bytes), zap.Int("lines", e.Lines), zap.Int("tokens", e.Tokens))
 	return e, nil
 }
