@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"runtime"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -32,16 +34,13 @@ func (p *fsProvider) grep(ctx context.Context, raw json.RawMessage) (string, err
 	if err != nil {
 		return "", fmt.Errorf("pattern %q is not a valid Go regular expression: %v", a.Pattern, err)
 	}
-	// The multi-line form finds candidates across a whole block at once,
-	// with ^ and $ at line boundaries; re confirms each on its own line.
-	block := regexp.MustCompile("(?m)" + a.Pattern)
 	var names []string
 	if a.Path != nil && *a.Path != "" {
 		names = []string{*a.Path}
 	} else if names = p.files(); len(names) == 0 {
 		return "There are no files to search.", nil
 	}
-	g := &grepper{re: re, block: block, pre: newPrefilter(a.Pattern),
+	g := &grepper{re: re, pre: newPrefilter(a.Pattern),
 		context: min(max(a.Context, 0), grepMaxContext), max: a.MaxResults}
 	if g.max <= 0 {
 		g.max = grepDefResults
@@ -71,8 +70,8 @@ func (p *fsProvider) grep(ctx context.Context, raw json.RawMessage) (string, err
 // searched with one regexp call per match rather than one per line, which
 // is what makes tens of megabytes take well under a second.
 type grepper struct {
-	re, block *regexp.Regexp
-	pre       *prefilter // nil: search with block
+	re  *regexp.Regexp
+	pre *prefilter // nil: every line is matched with re, on every core
 	lower     []byte     // the region lower-cased, for a case-folding pre
 	context   int
 	max       int
@@ -248,12 +247,15 @@ func (g *grepper) more(r []byte, pos int) bool {
 // candidate; the caller confirms each on its line.
 func (g *grepper) finder(r []byte) func(pos int) int {
 	if g.pre == nil {
+		starts, i := matchingLines(g.re, r, g.max+1), 0
 		return func(pos int) int {
-			loc := g.block.FindIndex(r[pos:])
-			if loc == nil {
+			for i < len(starts) && starts[i] < pos {
+				i++
+			}
+			if i == len(starts) {
 				return -1
 			}
-			return pos + loc[0]
+			return starts[i]
 		}
 	}
 	hay := r
@@ -351,4 +353,56 @@ func show(line []byte, off int) string {
 		fmt.Fprintf(&b, " [… %d more bytes]", len(line)-end)
 	}
 	return b.String()
+}
+
+// parallelMin is the smallest region worth splitting across cores.
+const parallelMin = 256 << 10
+
+// matchingLines returns the starts of r's lines that re matches, in order,
+// at most limit from each part. Without a literal to look for first, a
+// pattern runs at the regexp engine's speed, which line by line (its
+// backtracker on short inputs) beats one search over the whole region (its
+// automaton on long ones); the parts, split at line boundaries, run on
+// every core.
+func matchingLines(re *regexp.Regexp, r []byte, limit int) []int {
+	parts := 1
+	if len(r) >= parallelMin {
+		parts = runtime.GOMAXPROCS(0)
+	}
+	bounds := []int{0}
+	for i := 1; i < parts; i++ {
+		at := len(r) * i / parts
+		nl := bytes.IndexByte(r[at:], '\n')
+		if nl < 0 {
+			break
+		}
+		if at+nl+1 > bounds[len(bounds)-1] {
+			bounds = append(bounds, at+nl+1)
+		}
+	}
+	bounds = append(bounds, len(r))
+	found := make([][]int, len(bounds)-1)
+	var wg sync.WaitGroup
+	for p := range found {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for pos, end := bounds[p], bounds[p+1]; pos < end && len(found[p]) < limit; {
+				le := pos + bytes.IndexByte(r[pos:end], '\n')
+				if le < pos {
+					le = end
+				}
+				if re.Match(r[pos:le]) {
+					found[p] = append(found[p], pos)
+				}
+				pos = le + 1
+			}
+		}()
+	}
+	wg.Wait()
+	var out []int
+	for _, f := range found {
+		out = append(out, f...)
+	}
+	return out
 }
