@@ -70,13 +70,13 @@ func (p *fsProvider) grep(ctx context.Context, raw json.RawMessage) (string, err
 // searched with one regexp call per match rather than one per line, which
 // is what makes tens of megabytes take well under a second.
 type grepper struct {
-	re  *regexp.Regexp
-	pre *prefilter // nil: every line is matched with re, on every core
-	lower     []byte     // the region lower-cased, for a case-folding pre
-	context   int
-	max       int
-	matches   int
-	out       bytes.Buffer
+	re      *regexp.Regexp
+	pre     *prefilter // nil: every line is matched with re, on every core
+	lower   []byte     // the region lower-cased, for a case-folding pre
+	context int
+	max     int
+	matches int
+	out     bytes.Buffer
 	// done is set once max matches are out; the search then only looks
 	// for one more, to say whether the list is complete.
 	done bool
