@@ -302,12 +302,88 @@ type ToolOutput struct {
 // IsEnabled reports whether oversized results are stored (the default).
 func (t ToolOutput) IsEnabled() bool { return t.Enabled == nil || *t.Enabled }
 
-// Slack configures the Slack headend (filled in by the Slack issue).
+// Slack configures the Slack headend: `slackbot run` over Socket Mode.
 type Slack struct {
 	BotToken Secret `yaml:"bot_token"`
 	AppToken Secret `yaml:"app_token"`
-	Agent    string `yaml:"agent"` // agent that answers mentions and DMs
+	Agent    string `yaml:"agent"` // agent that answers when no routing rule names one
+	// APIURL is Slack's Web API (default https://slack.com/api/); tests and
+	// proxies point it elsewhere.
+	APIURL string `yaml:"api_url"`
+	// Mentions, DMs and ThreadFollowups turn each way of asking on or off
+	// (all on by default); a follow-up is a reply, without a mention, in a
+	// thread the bot has answered.
+	Mentions        *bool `yaml:"mentions"`
+	DMs             *bool `yaml:"dms"`
+	ThreadFollowups *bool `yaml:"thread_followups"`
+	// SlashCommand is the command the bot answers (default /ask; "" after
+	// load only when set to "off").
+	SlashCommand string `yaml:"slash_command"`
+	// ProgressInterval is the least time between two updates of a
+	// session's progress message (default 2s).
+	ProgressInterval Duration `yaml:"progress_interval"`
+	History          History  `yaml:"history"`
+	// MaxConcurrentSessions bounds the sessions running at once (default
+	// 20); the others wait, with a visible "queued" status.
+	MaxConcurrentSessions int        `yaml:"max_concurrent_sessions"`
+	Allow                 SlackAllow `yaml:"allow"`
+	Routing               Routing    `yaml:"routing"`
+	// RejectionMessage answers a request the allow list or a deny rule
+	// refuses (default: a short, polite refusal).
+	RejectionMessage string `yaml:"rejection_message"`
+	// Admins may stop any session, not only their own.
+	Admins []string `yaml:"admins"`
+	// ShutdownGrace is how long in-flight sessions may finish when the
+	// bot is stopped (default 30s); the rest get an "interrupted" note.
+	ShutdownGrace Duration `yaml:"shutdown_grace"`
 }
+
+// History bounds the thread history given to a session.
+type History struct {
+	MaxMessages int `yaml:"max_messages"` // default 100
+	MaxChars    int `yaml:"max_chars"`    // default 100000
+}
+
+// SlackAllow restricts who may use the bot and where (empty: everyone,
+// everywhere).
+type SlackAllow struct {
+	Users    []string `yaml:"users"`    // user ids
+	Channels []string `yaml:"channels"` // channel ids or name globs
+}
+
+// Routing picks the agent per channel.
+type Routing struct {
+	Rules []RoutingRule `yaml:"rules"`
+	// Deny lists channels (ids or name globs) where the bot never answers.
+	Deny []string `yaml:"deny"`
+}
+
+// RoutingRule sends requests from matching channels to an agent.
+type RoutingRule struct {
+	Channels []string `yaml:"channels"` // channel ids or name globs ("#support-*" or "support-*")
+	Agent    string   `yaml:"agent"`
+	// On lists which requests the rule covers: mentions, dms, slash
+	// (default all three).
+	On []string `yaml:"on"`
+}
+
+// Defaults of the Slack headend.
+const (
+	DefaultSlackAPIURL           = "https://slack.com/api/"
+	DefaultSlashCommand          = "/ask"
+	DefaultProgressInterval      = 2 * time.Second
+	DefaultHistoryMessages       = 100
+	DefaultHistoryChars          = 100000
+	DefaultMaxConcurrentSessions = 20
+	DefaultShutdownGrace         = 30 * time.Second
+	DefaultRejectionMessage      = "Sorry, I can't help with that here."
+)
+
+// SlackRequestKinds are the values of a routing rule's on.
+var SlackRequestKinds = []string{"mentions", "dms", "slash"}
+
+// On reports whether a toggle is on (nil means the default, on).
+func On(b *bool) bool { return b == nil || *b }
 
 // State configures shared state (filled in by the fleet issue).
 type State struct {

@@ -60,6 +60,7 @@ func (c *Config) applyDefaults(w *walker, dir string) {
 	c.AgentsDir = resolve(dir, c.AgentsDir)
 	c.ToolOutput.Dir = resolve(dir, c.ToolOutput.Dir)
 	c.State.Path = resolve(dir, c.State.Path)
+	c.Slack.applyDefaults(w.present)
 	if !w.present["mcp_init_concurrency"] {
 		c.MCPInitConcurrency = DefaultMCPInitConcurrency
 	}
@@ -164,3 +165,36 @@ func inheritToolOutput(dst *ToolOutput, src ToolOutput, set func(key string) boo
 
 // IsEnabled reports whether the MCP server is to be started (the default).
 func (s MCPServer) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
+
+func (s *Slack) applyDefaults(present map[string]bool) {
+	if s.APIURL == "" {
+		s.APIURL = DefaultSlackAPIURL
+	}
+	if !strings.HasSuffix(s.APIURL, "/") {
+		s.APIURL += "/" // slack-go joins method names to it
+	}
+	switch {
+	case !present["slack.slash_command"] || s.SlashCommand == "":
+		s.SlashCommand = DefaultSlashCommand
+	case s.SlashCommand == "off":
+		s.SlashCommand = ""
+	}
+	if s.ProgressInterval == 0 {
+		s.ProgressInterval = Duration(DefaultProgressInterval)
+	}
+	if s.History.MaxMessages == 0 {
+		s.History.MaxMessages = DefaultHistoryMessages
+	}
+	if s.History.MaxChars == 0 {
+		s.History.MaxChars = DefaultHistoryChars
+	}
+	if s.MaxConcurrentSessions == 0 {
+		s.MaxConcurrentSessions = DefaultMaxConcurrentSessions
+	}
+	if s.ShutdownGrace == 0 {
+		s.ShutdownGrace = Duration(DefaultShutdownGrace)
+	}
+	if s.RejectionMessage == "" {
+		s.RejectionMessage = DefaultRejectionMessage
+	}
+}

@@ -76,6 +76,11 @@ func LoadWith(path string, o Options) (*Config, error) {
 	if cfg.Slack.Agent != "" && cfg.Agents[cfg.Slack.Agent] == nil && err == nil {
 		w.errorf("slack.agent", "agent %q is not in %s (agents: %s)", cfg.Slack.Agent, cfg.AgentsDir, oneOf(sortedKeys(cfg.Agents)))
 	}
+	for i, r := range cfg.Slack.Routing.Rules {
+		if r.Agent != "" && cfg.Agents[r.Agent] == nil && err == nil {
+			w.errorf(fmt.Sprintf("slack.routing.rules[%d].agent", i), "agent %q is not in %s (agents: %s)", r.Agent, cfg.AgentsDir, oneOf(sortedKeys(cfg.Agents)))
+		}
+	}
 	if err := p.err(); err != nil {
 		return nil, err
 	}

@@ -60,6 +60,7 @@ func (c *Config) validate(w *walker) {
 		w.errorf("max_agent_depth", "must be at least 1 (1 = no sub-agents; default %d), got %d", DefaultMaxAgentDepth, c.MaxAgentDepth)
 	}
 	checkToolOutput(w, "", c.ToolOutput, func(k string) bool { return w.present[k] }, c)
+	c.validateSlack(w)
 	if b := c.State.Backend; b != "" && !slices.Contains(StateBackends, b) {
 		w.errorf("state.backend", "%q is not a state backend; use one of: %s (or leave it empty for the default)", b, oneOf(StateBackends))
 	}
@@ -341,4 +342,45 @@ func firstSet(prefix string, set func(string) bool, keys ...string) string {
 		}
 	}
 	return prefix + keys[0]
+}
+
+func (c *Config) validateSlack(w *walker) {
+	s := c.Slack
+	if msg := checkHTTPURL(s.APIURL); msg != "" {
+		w.errorf("slack.api_url", "%s", msg)
+	}
+	if cmd := s.SlashCommand; cmd != "" && (!strings.HasPrefix(cmd, "/") || strings.ContainsAny(cmd, " \t")) {
+		w.errorf("slack.slash_command", "%q is not a slash command: write it like /ask (or off)", cmd)
+	}
+	if s.MaxConcurrentSessions < 0 {
+		w.errorf("slack.max_concurrent_sessions", "must be at least 1 (default %d), got %d", DefaultMaxConcurrentSessions, s.MaxConcurrentSessions)
+	}
+	if s.History.MaxMessages < 0 || s.History.MaxChars < 0 {
+		w.errorf("slack.history", "max_messages and max_chars cannot be negative")
+	}
+	checkChannelGlobs(w, "slack.allow.channels", s.Allow.Channels)
+	checkChannelGlobs(w, "slack.routing.deny", s.Routing.Deny)
+	for i, r := range s.Routing.Rules {
+		key := fmt.Sprintf("slack.routing.rules[%d]", i)
+		if len(r.Channels) == 0 {
+			w.errorf(key+".channels", "list the channel ids or name globs the rule covers")
+		}
+		checkChannelGlobs(w, key+".channels", r.Channels)
+		if r.Agent == "" {
+			w.errorf(key+".agent", "is required: the agent that answers in these channels")
+		}
+		for j, on := range r.On {
+			if !slices.Contains(SlackRequestKinds, on) {
+				w.errorf(fmt.Sprintf("%s.on[%d]", key, j), "%q is not a kind of request; use one of: %s", on, oneOf(SlackRequestKinds))
+			}
+		}
+	}
+}
+
+func checkChannelGlobs(w *walker, key string, globs []string) {
+	for i, g := range globs {
+		if _, err := path.Match(strings.TrimPrefix(g, "#"), ""); err != nil {
+			w.errorf(fmt.Sprintf("%s[%d]", key, i), "%q is not a valid pattern: %v", g, err)
+		}
+	}
 }
