@@ -20,8 +20,15 @@ slackbot.yaml:
 	cp slackbot.example.yaml slackbot.yaml
 	@echo "created slackbot.yaml from slackbot.example.yaml; set OPENAI_API_KEY or ANTHROPIC_API_KEY (or edit it)"
 
+# With Slack tokens in the environment the bot answers in Slack; without
+# them it is a terminal chat with the same runtime.
 run: build slackbot.yaml
-	./bin/slackbot chat --config slackbot.yaml
+	@if [ -n "$$SLACK_BOT_TOKEN" ] && [ -n "$$SLACK_APP_TOKEN" ]; then \
+	  ./bin/slackbot run --config slackbot.yaml; \
+	else \
+	  echo "SLACK_BOT_TOKEN and SLACK_APP_TOKEN are not both set: starting a terminal chat instead (see README: Slack)"; \
+	  ./bin/slackbot chat --config slackbot.yaml; \
+	fi
 
 # Node and npm come from Debian when the machine lacks them: as root
 # directly, otherwise through sudo when it is there; without either, make

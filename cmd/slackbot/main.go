@@ -19,6 +19,7 @@ var version = "dev"
 const usage = `slackbot — an LLM agent runtime whose front door is Slack.
 
 Usage:
+  slackbot run [--config FILE]    answer in Slack (Socket Mode) until stopped
   slackbot ask [--config FILE] --agent NAME [--format FORMAT] "question"
                                   run one session and print its final report
   slackbot chat [--config FILE] [--agent NAME]
@@ -68,6 +69,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runChat(ctx, args[1:], stdin, stdout, stderr)
 	case "tools":
 		return runTools(ctx, args[1:], stdout, stderr)
+	case "run":
+		return runSlack(ctx, args[1:], stderr)
 	case "agents":
 		return runAgents(args[1:], stdout, stderr)
 	case "render":

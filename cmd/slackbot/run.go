@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"go.uber.org/zap"
+
+	"github.com/slackbot/slackbot/slack"
+	"github.com/slackbot/slackbot/state"
+)
+
+// runSlack serves Slack over Socket Mode until SIGINT or SIGTERM, then
+// lets running sessions finish (slack.shutdown_grace) and stops the tools.
+func runSlack(ctx context.Context, args []string, stderr io.Writer) error {
+	stderr = lockedWriter(stderr)
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "slackbot.yaml", "configuration file")
+	verbose := fs.Bool("verbose", false, "log every event to stderr")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	w, err := wire(ctx, *cfgPath, *verbose, stderr)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	for name, p := range w.cfg.LLM.Providers {
+		if p.APIKey == "" && p.BaseURL == "" {
+			w.log.Warn("model provider has no api_key: its calls will be refused", zap.String("provider", name))
+		}
+	}
+	if b := w.cfg.State.Backend; b != "" && b != "memory" {
+		w.log.Warn("this build keeps state in memory; the configured backend is not available yet", zap.String("backend", b))
+	}
+	store := state.NewMemory()
+	defer store.Close()
+	bot, err := slack.New(slack.Options{Config: w.cfg, Runner: w.runner, State: store, Log: w.log.Named("slack")})
+	if err != nil {
+		return fmt.Errorf("slack: %w", err)
+	}
+	fmt.Fprintln(stderr, "slackbot is running in Slack; Ctrl-C stops it.")
+	return bot.Run(ctx)
+}

@@ -1,0 +1,196 @@
+// Package slack is the bot's front door: it connects to Slack over Socket
+// Mode, turns mentions, direct messages, thread follow-ups and the slash
+// command into agent sessions, shows their progress in the thread, and
+// posts their answers as Block Kit. Every envelope is acknowledged before
+// any work; a redelivered event is answered once; what must be remembered
+// across envelopes lives in a state.Store.
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	slackapi "github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+	"go.uber.org/zap"
+
+	"github.com/slackbot/slackbot/agent"
+	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/state"
+)
+
+// Options configure a Bot.
+type Options struct {
+	// Config is the loaded configuration: its slack section and agents.
+	Config *config.Config
+	// Runner runs the sessions.
+	Runner *agent.Runner
+	// State remembers events, thread locks and the bot's threads; nil
+	// keeps them in memory.
+	State state.Store
+	// Log receives the bot's lines; nil logs nothing.
+	Log *zap.Logger
+}
+
+// How long the state remembers things.
+const (
+	eventTTL  = 24 * time.Hour      // redeliveries come within minutes; a day is plenty
+	threadTTL = 30 * 24 * time.Hour // follow-ups in a thread the bot answered
+	leaseTTL  = 2 * time.Minute     // renewed while the session runs
+)
+
+// Bot is the Slack headend. Build it with New and serve with Run.
+type Bot struct {
+	cfg    config.Slack
+	conf   *config.Config
+	runner *agent.Runner
+	state  state.Store
+	log    *zap.Logger
+	api    *slackapi.Client
+	owner  string // this process's name in thread leases
+
+	botUserID, botID, teamID string
+
+	slots    chan struct{} // max_concurrent_sessions
+	sessions sync.WaitGroup
+	work     context.Context // the sessions' parent; cancelled after the shutdown grace
+	stopWork context.CancelFunc
+	closing  atomic.Bool
+
+	mu      sync.Mutex
+	running map[string]*run             // by session id, for Stop
+	threads map[string]chan struct{}    // one session per thread in this process
+	names   map[string]string           // user id → display name
+	chans   map[string]slackapi.Channel // channel id → info
+}
+
+// New checks the configuration and builds a Bot; it does not connect.
+func New(o Options) (*Bot, error) {
+	if o.Config == nil || o.Runner == nil {
+		return nil, errors.New("slack: a configuration and a runner are required")
+	}
+	cfg := o.Config.Slack
+	if cfg.BotToken == "" || cfg.AppToken == "" {
+		return nil, errors.New("slack.bot_token and slack.app_token must both be set (xoxb-… and xapp-…)")
+	}
+	log := o.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	st := o.State
+	if st == nil {
+		st = state.NewMemory()
+	}
+	b := &Bot{
+		cfg: cfg, conf: o.Config, runner: o.Runner, state: st, log: log,
+		owner:   fmt.Sprintf("slackbot-%d", time.Now().UnixNano()),
+		slots:   make(chan struct{}, max(cfg.MaxConcurrentSessions, 1)),
+		running: map[string]*run{}, threads: map[string]chan struct{}{},
+		names: map[string]string{}, chans: map[string]slackapi.Channel{},
+	}
+	if _, err := b.defaultAgent(); err != nil {
+		return nil, err
+	}
+	b.api = slackapi.New(cfg.BotToken.Reveal(), slackapi.OptionAPIURL(cfg.APIURL),
+		slackapi.OptionAppLevelToken(cfg.AppToken.Reveal()))
+	return b, nil
+}
+
+// Run identifies the bot (auth.test), connects over Socket Mode and serves
+// until ctx ends. It then stops taking work, lets running sessions finish
+// within slack.shutdown_grace, stops the rest (their threads get a short
+// "interrupted" note) and returns.
+func (b *Bot) Run(ctx context.Context) error {
+	auth, err := b.api.AuthTestContext(ctx)
+	if err != nil {
+		return fmt.Errorf("slack auth.test: %w", slackError(err))
+	}
+	b.botUserID, b.botID, b.teamID = auth.UserID, auth.BotID, auth.TeamID
+	b.log.Info("slack connected as", zap.String("bot_user", auth.UserID), zap.String("team", auth.Team))
+
+	b.work, b.stopWork = context.WithCancel(context.WithoutCancel(ctx))
+	defer b.stopWork()
+	sm := socketmode.New(b.api)
+	connCtx, disconnect := context.WithCancel(ctx)
+	defer disconnect()
+	var loops sync.WaitGroup
+	loops.Add(2)
+	go func() {
+		defer loops.Done()
+		b.connect(connCtx, sm)
+	}()
+	go func() {
+		defer loops.Done()
+		b.serve(connCtx, sm)
+	}()
+	<-ctx.Done()
+	b.closing.Store(true)
+	disconnect()
+	loops.Wait()
+	b.shutdown()
+	return nil
+}
+
+// connect keeps the Socket Mode connection up: slack-go reconnects on
+// Slack's disconnect requests itself and returns only when a reconnection
+// failed; then this waits a little and starts again.
+func (b *Bot) connect(ctx context.Context, sm *socketmode.Client) {
+	wait := time.Second
+	for ctx.Err() == nil {
+		err := sm.RunContext(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		b.log.Warn("slack connection lost; reconnecting", zap.Error(err), zap.Duration("in", wait))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, 30*time.Second)
+	}
+}
+
+// shutdown waits for running sessions up to the grace, then stops them.
+func (b *Bot) shutdown() {
+	done := make(chan struct{})
+	go func() {
+		b.sessions.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return
+	case <-time.After(b.cfg.ShutdownGrace.D()):
+	}
+	b.mu.Lock()
+	n := len(b.running)
+	for _, r := range b.running {
+		r.interrupted.Store(true)
+	}
+	b.mu.Unlock()
+	b.log.Warn("stopping sessions still running at shutdown", zap.Int("sessions", n))
+	b.stopWork()
+	<-done
+}
+
+// defaultAgent is the agent that answers when no routing rule names one:
+// slack.agent, else the only agent there is.
+func (b *Bot) defaultAgent() (*config.Agent, error) {
+	if b.cfg.Agent != "" {
+		if a := b.conf.Agents[b.cfg.Agent]; a != nil {
+			return a, nil
+		}
+		return nil, fmt.Errorf("slack.agent %q is not a configured agent", b.cfg.Agent)
+	}
+	if len(b.conf.Agents) == 1 {
+		for _, a := range b.conf.Agents {
+			return a, nil
+		}
+	}
+	return nil, errors.New("set slack.agent: the agent that answers in Slack")
+}

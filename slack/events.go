@@ -1,0 +1,202 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"strings"
+
+	slackapi "github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+	"github.com/slack-go/slack/socketmode"
+	"go.uber.org/zap"
+)
+
+// Kinds of request, as routing rules name them.
+const (
+	kindMention = "mentions"
+	kindDM      = "dms"
+	kindSlash   = "slash"
+)
+
+// request is one question for an agent, whatever way it came.
+type request struct {
+	kind     string
+	channel  string
+	user     string
+	text     string
+	ts       string // the user's message ("" for the slash command)
+	threadTS string // where the answer goes ("" for the slash command: a new message)
+	followup bool
+}
+
+// stopAction is the action id of the Stop button on a progress message.
+const stopAction = "slackbot_stop"
+
+// serve acknowledges every envelope at once and then handles it. Work is
+// started on goroutines of its own, so the next envelope is acknowledged
+// without waiting for a session.
+func (b *Bot) serve(ctx context.Context, sm *socketmode.Client) {
+	for {
+		var evt socketmode.Event
+		select {
+		case <-ctx.Done():
+			return
+		case evt = <-sm.Events:
+		}
+		if evt.Request != nil && evt.Request.EnvelopeID != "" {
+			if evt.Type == socketmode.EventTypeSlashCommand {
+				b.ackSlash(sm, evt)
+			} else {
+				_ = sm.Ack(*evt.Request)
+			}
+		}
+		switch evt.Type {
+		case socketmode.EventTypeEventsAPI:
+			b.onEventsAPI(ctx, evt)
+		case socketmode.EventTypeSlashCommand:
+			b.onSlash(ctx, evt)
+		case socketmode.EventTypeInteractive:
+			b.onInteractive(ctx, evt)
+		case socketmode.EventTypeConnected:
+			b.log.Info("socket mode connected")
+		case socketmode.EventTypeDisconnect:
+			b.log.Info("slack asked to reconnect")
+		case socketmode.EventTypeConnectionError, socketmode.EventTypeIncomingError:
+			b.log.Warn("socket mode error", zap.Any("error", evt.Data))
+		case socketmode.EventTypeErrorBadMessage:
+			b.log.Warn("an envelope of an unknown shape was acknowledged and ignored")
+		case socketmode.EventTypeInvalidAuth:
+			b.log.Error("slack refused the app token (invalid_auth)")
+		}
+	}
+}
+
+// ackSlash acknowledges a slash command with an ephemeral "working on it",
+// which Slack shows only to the person who typed it.
+func (b *Bot) ackSlash(sm *socketmode.Client, evt socketmode.Event) {
+	if b.closing.Load() {
+		_ = sm.Ack(*evt.Request, map[string]any{"response_type": "ephemeral", "text": "I'm restarting; please ask again in a minute."})
+		return
+	}
+	_ = sm.Ack(*evt.Request, map[string]any{"response_type": "ephemeral", "text": "Working on it…"})
+}
+
+// once reports whether key was not seen before (a redelivered envelope was).
+func (b *Bot) once(ctx context.Context, key string) bool {
+	ok, err := b.state.Once(ctx, key, eventTTL)
+	if err != nil {
+		b.log.Warn("dedup store failed; handling the event", zap.Error(err))
+		return true
+	}
+	return ok
+}
+
+func (b *Bot) onEventsAPI(ctx context.Context, evt socketmode.Event) {
+	ev, ok := evt.Data.(slackevents.EventsAPIEvent)
+	if !ok {
+		return
+	}
+	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok && cb.EventID != "" {
+		if !b.once(ctx, "event:"+cb.EventID) {
+			b.log.Info("duplicate event ignored", zap.String("event_id", cb.EventID), zap.Int("retry_attempt", evt.Request.RetryAttempt))
+			return
+		}
+	}
+	switch e := ev.InnerEvent.Data.(type) {
+	case *slackevents.AppMentionEvent:
+		if e.BotID != "" || e.User == "" || e.User == b.botUserID || !onOff(b.cfg.Mentions) {
+			return
+		}
+		thread := e.ThreadTimeStamp
+		if thread == "" {
+			thread = e.TimeStamp
+		}
+		b.start(request{kind: kindMention, channel: e.Channel, user: e.User, text: b.stripMention(e.Text), ts: e.TimeStamp, threadTS: thread})
+	case *slackevents.MessageEvent:
+		b.onMessage(ctx, e)
+	}
+}
+
+// onMessage handles a plain message: a DM, or a reply in a thread the bot
+// answered. Bots (this one included), edits and deletions are ignored, and
+// so are messages that mention the bot: app_mention brings those.
+func (b *Bot) onMessage(ctx context.Context, e *slackevents.MessageEvent) {
+	switch {
+	case e.BotID != "" || e.User == "" || e.User == b.botUserID:
+		return
+	case e.SubType != "" && e.SubType != "file_share" && e.SubType != "thread_broadcast":
+		return
+	case strings.Contains(e.Text, "<@"+b.botUserID+">") && !e.IsIM():
+		return
+	}
+	thread := e.ThreadTimeStamp
+	if thread == "" {
+		thread = e.TimeStamp
+	}
+	if e.IsIM() {
+		if onOff(b.cfg.DMs) {
+			b.start(request{kind: kindDM, channel: e.Channel, user: e.User, text: b.stripMention(e.Text), ts: e.TimeStamp, threadTS: thread})
+		}
+		return
+	}
+	if e.ThreadTimeStamp == "" || e.ThreadTimeStamp == e.TimeStamp || !onOff(b.cfg.ThreadFollowups) {
+		return
+	}
+	ours, err := b.state.Marked(ctx, threadKey(e.Channel, e.ThreadTimeStamp))
+	if err != nil || !ours {
+		return
+	}
+	b.start(request{kind: kindMention, channel: e.Channel, user: e.User, text: e.Text, ts: e.TimeStamp, threadTS: thread, followup: true})
+}
+
+func (b *Bot) onSlash(ctx context.Context, evt socketmode.Event) {
+	cmd, ok := evt.Data.(slackapi.SlashCommand)
+	if !ok || b.cfg.SlashCommand == "" || cmd.Command != b.cfg.SlashCommand {
+		return
+	}
+	if !b.once(ctx, "envelope:"+evt.Request.EnvelopeID) {
+		return
+	}
+	text := strings.TrimSpace(cmd.Text)
+	if text == "" {
+		_, _ = b.api.PostEphemeralContext(ctx, cmd.ChannelID, cmd.UserID,
+			slackapi.MsgOptionText("Ask a question after the command, like `"+cmd.Command+" what changed in the last release?`", false))
+		return
+	}
+	b.start(request{kind: kindSlash, channel: cmd.ChannelID, user: cmd.UserID, text: text})
+}
+
+func (b *Bot) onInteractive(ctx context.Context, evt socketmode.Event) {
+	cb, ok := evt.Data.(slackapi.InteractionCallback)
+	if !ok || cb.Type != slackapi.InteractionTypeBlockActions {
+		return
+	}
+	for _, a := range cb.ActionCallback.BlockActions {
+		if a.ActionID == stopAction {
+			b.stop(ctx, a.Value, cb.User.ID, cb.Channel.ID)
+		}
+	}
+}
+
+var mentionRe = regexp.MustCompile(`<@[A-Z0-9]+>`)
+
+// stripMention removes the bot's own mention from a question; other
+// mentions stay, as the people they name matter to it.
+func (b *Bot) stripMention(text string) string {
+	text = strings.ReplaceAll(text, "<@"+b.botUserID+">", "")
+	return strings.TrimSpace(text)
+}
+
+func threadKey(channel, ts string) string { return "thread:" + channel + "/" + ts }
+
+func onOff(b *bool) bool { return b == nil || *b }
+
+// slackError words a Slack API error by its code alone.
+func slackError(err error) error {
+	var se slackapi.SlackErrorResponse
+	if errors.As(err, &se) {
+		return errors.New("slack: " + se.Err)
+	}
+	return err
+}

@@ -1,0 +1,176 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	slackapi "github.com/slack-go/slack"
+	"go.uber.org/zap"
+
+	"github.com/slackbot/slackbot/blockkit"
+)
+
+// Posting answers. Slack refuses messages over its limits; repair already
+// keeps answers within them, but should Slack still refuse one, it is sent
+// again in halves, and a single block it refuses is sent as plain text:
+// the answer always arrives, whole. A 429 waits Retry-After and tries again.
+
+// maxRateLimitWaits bounds how many 429s one message waits out.
+const maxRateLimitWaits = 6
+
+// plainChunk is the size of a plain-text message when Block Kit is refused.
+const plainChunk = 3500
+
+// refused reports whether Slack refused a message for its content, which a
+// smaller message or plain text may fix.
+func refused(err error) bool {
+	var se slackapi.SlackErrorResponse
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Err {
+	case "invalid_blocks", "msg_too_long", "msg_blocks_too_long", "invalid_blocks_format":
+		return true
+	}
+	return false
+}
+
+// withRetry calls f, waiting out rate limits.
+func withRetry(ctx context.Context, f func() error) error {
+	for i := 0; ; i++ {
+		err := f()
+		var rl *slackapi.RateLimitedError
+		if !errors.As(err, &rl) || i >= maxRateLimitWaits {
+			return err
+		}
+		wait := max(rl.RetryAfter, 100*time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// send posts m in the thread, or replaces the message at updateTS with it.
+func (b *Bot) send(ctx context.Context, channel, threadTS, updateTS string, m blockkit.Message) (string, error) {
+	opts := []slackapi.MsgOption{slackapi.MsgOptionText(m.Text, false)}
+	if len(m.Blocks) > 0 {
+		opts = append(opts, slackapi.MsgOptionBlocks(m.Blocks...))
+	}
+	ts := updateTS
+	err := withRetry(ctx, func() error {
+		var err error
+		if updateTS != "" {
+			_, _, _, err = b.api.UpdateMessageContext(ctx, channel, updateTS, opts...)
+			return err
+		}
+		if threadTS != "" {
+			opts = append(opts, slackapi.MsgOptionTS(threadTS))
+		}
+		_, ts, err = b.api.PostMessageContext(ctx, channel, opts...)
+		return err
+	})
+	return ts, err
+}
+
+// deliver posts messages in order — the first in place of the message at
+// updateTS when there is one — falling back as Slack requires.
+func (b *Bot) deliver(ctx context.Context, channel, threadTS, updateTS string, msgs []blockkit.Message) error {
+	for i, m := range msgs {
+		u := ""
+		if i == 0 {
+			u = updateTS
+		}
+		if err := b.deliverOne(ctx, channel, threadTS, u, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *Bot) deliverOne(ctx context.Context, channel, threadTS, updateTS string, m blockkit.Message) error {
+	_, err := b.send(ctx, channel, threadTS, updateTS, m)
+	if err == nil || !refused(err) {
+		return err
+	}
+	b.log.Warn("slack refused a message; sending it in smaller parts", zap.Error(slackError(err)), zap.Int("blocks", len(m.Blocks)))
+	if len(m.Blocks) > 1 {
+		half := len(m.Blocks) / 2
+		first := blockkit.Message{Text: m.Text, Blocks: m.Blocks[:half]}
+		second := blockkit.Message{Text: m.Text, Blocks: m.Blocks[half:]}
+		if err := b.deliverOne(ctx, channel, threadTS, updateTS, first); err != nil {
+			return err
+		}
+		return b.deliverOne(ctx, channel, threadTS, "", second)
+	}
+	// One block Slack will not take: its text, as plain messages.
+	text := blockText(m)
+	if text == "" {
+		text = m.Text
+	}
+	for i, part := range blockkit.SplitMrkdwn(text, plainChunk) {
+		u := ""
+		if i == 0 {
+			u = updateTS
+		}
+		if _, err := b.send(ctx, channel, threadTS, u, blockkit.Message{Text: part}); err != nil {
+			return fmt.Errorf("plain text: %w", err)
+		}
+	}
+	return nil
+}
+
+// blockText is the readable text of a message's blocks.
+func blockText(m blockkit.Message) string {
+	var out []byte
+	for _, bl := range m.Blocks {
+		switch x := bl.(type) {
+		case *slackapi.SectionBlock:
+			if x.Text != nil {
+				out = append(out, x.Text.Text...)
+				out = append(out, '\n')
+			}
+			for _, f := range x.Fields {
+				out = append(out, f.Text...)
+				out = append(out, '\n')
+			}
+		case *slackapi.HeaderBlock:
+			if x.Text != nil {
+				out = append(out, "*"+x.Text.Text+"*\n"...)
+			}
+		case *slackapi.ContextBlock:
+			for _, e := range x.ContextElements.Elements {
+				if t, ok := e.(*slackapi.TextBlockObject); ok {
+					out = append(out, t.Text...)
+					out = append(out, '\n')
+				}
+			}
+		case *slackapi.MarkdownBlock:
+			out = append(out, x.Text...)
+			out = append(out, '\n')
+		}
+	}
+	return string(out)
+}
+
+// answerFromText is a short answer (a failure, a note) as Block Kit: the
+// Markdown text, then the note (already mrkdwn) in small print.
+func answerFromText(text, note string) []blockkit.Message {
+	var msgs []blockkit.Message
+	if text != "" {
+		msgs = blockkit.FromMarkdown(text)
+	}
+	if note != "" {
+		msgs = append(msgs, noteMessage(note))
+	}
+	return msgs
+}
+
+// noteMessage is a line of mrkdwn in a context block.
+func noteMessage(note string) blockkit.Message {
+	return blockkit.Message{Text: note, Blocks: []slackapi.Block{
+		slackapi.NewContextBlock("", slackapi.NewTextBlockObject(slackapi.MarkdownType, note, false, false))}}
+}

@@ -1,0 +1,266 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	slackapi "github.com/slack-go/slack"
+	"go.uber.org/zap"
+
+	"github.com/slackbot/slackbot/agent"
+	"github.com/slackbot/slackbot/blockkit"
+)
+
+// progress is a session's progress message: posted when the session is
+// taken on, refreshed from the session's events at most every
+// slack.progress_interval, and finally replaced by the answer. Events only
+// mark it dirty (no I/O on the session's goroutines); one updater goroutine
+// talks to Slack, and it is stopped, and waited for, before the answer is
+// posted, so no refresh can land after the answer.
+type progress struct {
+	b   *Bot
+	req request
+	id  string
+
+	mu       sync.Mutex
+	ts       string // the progress message ("" until posted)
+	reacted  bool   // an "eyes" reaction marks the question
+	turn     int
+	tools    map[string]runningTool // by call id
+	now      string                 // task_status's current step
+	usage    agentUsage
+	extract  bool // reading a large result
+	dirty    bool
+	stopped  bool
+	quit     chan struct{}
+	finished chan struct{}
+}
+
+type runningTool struct {
+	name  string
+	who   string // the sub-agent running it, "" for the session's own
+	start time.Time
+}
+
+type agentUsage struct {
+	tokens int
+	cost   float64
+}
+
+var errNotAssistant = errors.New("not an assistant thread")
+
+func newProgress(b *Bot, req request, id string) *progress {
+	return &progress{b: b, req: req, id: id, tools: map[string]runningTool{}, quit: make(chan struct{}), finished: make(chan struct{})}
+}
+
+// begin shows at once that the bot is on it: the assistant status where the
+// surface allows it, else a reaction; then the progress message.
+func (p *progress) begin(ctx context.Context) {
+	b := p.b
+	var err error = errNotAssistant
+	if strings.HasPrefix(p.req.channel, "D") { // the assistant surface lives in the bot's DMs
+		err = b.api.SetAssistantThreadsStatusContext(ctx, slackapi.AssistantThreadsSetStatusParameters{
+			ChannelID: p.req.channel, ThreadTS: p.req.threadTS, Status: "is thinking…"})
+	}
+	if err != nil && p.req.ts != "" {
+		if b.api.AddReactionContext(ctx, "eyes", slackapi.NewRefToMessage(p.req.channel, p.req.ts)) == nil {
+			p.reacted = true
+		}
+	}
+	ts, err := b.send(ctx, p.req.channel, p.req.threadTS, "", p.render("Working on it…"))
+	if err != nil {
+		b.log.Warn("progress message not posted", zap.Error(slackError(err)))
+		return
+	}
+	p.mu.Lock()
+	p.ts = ts
+	p.mu.Unlock()
+}
+
+// queued says the session waits for a free slot.
+func (p *progress) queued(ctx context.Context) {
+	p.update(ctx, p.render("Queued: the bot is busy with other questions and will start on this one in a moment."))
+}
+
+// start runs the updater until stop.
+func (p *progress) start() {
+	go func() {
+		defer close(p.finished)
+		tick := time.NewTicker(p.b.cfg.ProgressInterval.D())
+		defer tick.Stop()
+		for {
+			select {
+			case <-p.quit:
+				return
+			case <-tick.C:
+			}
+			p.mu.Lock()
+			dirty := p.dirty && !p.stopped
+			p.dirty = false
+			p.mu.Unlock()
+			if dirty {
+				p.update(p.b.work, p.render(""))
+			}
+		}
+	}()
+}
+
+// stop ends the updater and waits for an update in flight.
+func (p *progress) stop() {
+	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		return
+	}
+	p.stopped = true
+	p.mu.Unlock()
+	close(p.quit)
+	<-p.finished
+}
+
+// finish settles a progress message whose session never ran (the bot
+// stopped while it was queued).
+func (p *progress) finish(ctx context.Context) {
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	p.update(pctx, noteMessage("_Interrupted: the bot was restarting. Ask again in a minute._"))
+}
+
+// update replaces the progress message; a refresh that Slack rate-limits
+// is skipped, as the next one will carry the news.
+func (p *progress) update(ctx context.Context, m blockkit.Message) {
+	p.mu.Lock()
+	ts := p.ts
+	p.mu.Unlock()
+	if ts == "" {
+		return
+	}
+	opts := []slackapi.MsgOption{slackapi.MsgOptionText(m.Text, false), slackapi.MsgOptionBlocks(m.Blocks...)}
+	if _, _, _, err := p.b.api.UpdateMessageContext(ctx, p.req.channel, ts, opts...); err != nil {
+		p.b.log.Debug("progress update skipped", zap.Error(slackError(err)))
+	}
+}
+
+// replaceWith posts the answer: its first message in place of the progress
+// message, the rest after it in the thread.
+func (p *progress) replaceWith(ctx context.Context, msgs []blockkit.Message) error {
+	p.stop()
+	p.mu.Lock()
+	ts, reacted := p.ts, p.reacted
+	p.mu.Unlock()
+	if reacted {
+		_ = p.b.api.RemoveReactionContext(ctx, "eyes", slackapi.NewRefToMessage(p.req.channel, p.req.ts))
+	}
+	return p.b.deliver(ctx, p.req.channel, p.req.threadTS, ts, msgs)
+}
+
+// observe takes the session's events; it only records them.
+func (p *progress) observe(e agent.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	who := ""
+	if len(e.Path) > 1 {
+		who = strings.Join(e.Path[1:], " › ")
+	}
+	switch e.Kind {
+	case agent.EventTurnStarted:
+		if who == "" {
+			p.turn = e.Turn
+		}
+	case agent.EventToolStarted:
+		p.tools[e.Session+"/"+e.Tool.ID] = runningTool{name: e.Tool.Name, who: who, start: e.Time}
+		if e.Tool.Name == agent.ToolOutputTool {
+			p.extract = true
+		}
+	case agent.EventToolFinished:
+		delete(p.tools, e.Session+"/"+e.Tool.ID)
+		if e.Tool.Name == agent.ToolOutputTool {
+			p.extract = false
+		}
+	case agent.EventTaskStatus:
+		if e.Status.Now != "" {
+			p.now = e.Status.Now
+		}
+	case agent.EventLLMCall:
+		if e.LLM != nil {
+			p.usage.tokens += e.LLM.Usage.InputTokens + e.LLM.Usage.OutputTokens + e.LLM.Usage.CacheReadTokens
+			p.usage.cost += e.LLM.Usage.CostUSD
+		}
+	default:
+		return
+	}
+	p.dirty = true
+}
+
+// render draws the progress message; headline replaces the step line when
+// set. The Stop button carries the session's id.
+func (p *progress) render(headline string) blockkit.Message {
+	p.mu.Lock()
+	lines := []string{}
+	if headline != "" {
+		lines = append(lines, headline)
+	} else {
+		step := "Thinking"
+		if p.turn > 1 {
+			step = fmt.Sprintf("Thinking (step %d)", p.turn)
+		}
+		if p.extract {
+			step = "Reading a large result"
+		}
+		lines = append(lines, "⏳ "+step+"…")
+		if p.now != "" {
+			lines = append(lines, "_"+escape(p.now)+"_")
+		}
+		var running []runningTool
+		for _, t := range p.tools {
+			running = append(running, t)
+		}
+		sort.Slice(running, func(i, j int) bool { return running[i].start.Before(running[j].start) })
+		for i, t := range running {
+			if i == 5 {
+				lines = append(lines, fmt.Sprintf("… and %d more", len(running)-5))
+				break
+			}
+			name := "`" + t.name + "`"
+			if t.who != "" {
+				name = escape(t.who) + " › " + name
+			}
+			lines = append(lines, fmt.Sprintf("• %s (%s)", name, time.Since(t.start).Round(time.Second)))
+		}
+	}
+	footer := ""
+	if p.usage.tokens > 0 {
+		footer = fmt.Sprintf("%s tokens", thousands(p.usage.tokens))
+		if p.usage.cost > 0 {
+			footer += fmt.Sprintf(" · $%.4f", p.usage.cost)
+		}
+	}
+	p.mu.Unlock()
+	text := strings.Join(lines, "\n")
+	blocks := []slackapi.Block{slackapi.NewSectionBlock(slackapi.NewTextBlockObject(slackapi.MarkdownType, text, false, false), nil, nil)}
+	if footer != "" {
+		blocks = append(blocks, slackapi.NewContextBlock("", slackapi.NewTextBlockObject(slackapi.MarkdownType, footer, false, false)))
+	}
+	stop := slackapi.NewButtonBlockElement(stopAction, p.id, slackapi.NewTextBlockObject(slackapi.PlainTextType, "Stop", false, false))
+	stop.Style = slackapi.StyleDanger
+	blocks = append(blocks, slackapi.NewActionBlock("slackbot_progress", stop))
+	return blockkit.Message{Text: lines[0], Blocks: blocks}
+}
+
+// escape keeps text from being read as Slack markup.
+func escape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

@@ -1,0 +1,415 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	slackapi "github.com/slack-go/slack"
+	"go.uber.org/zap"
+
+	"github.com/slackbot/slackbot/agent"
+	"github.com/slackbot/slackbot/blockkit"
+	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/llm"
+)
+
+// run is one session answering one request.
+type run struct {
+	b       *Bot
+	req     request
+	id      string
+	agent   *config.Agent
+	cancel  context.CancelFunc
+	stopper string // who pressed Stop ("" while nobody did)
+	// interrupted is set when the bot stops it at shutdown.
+	interrupted atomic.Bool
+	progress    *progress
+}
+
+// start checks a request and runs its session on a goroutine of its own.
+func (b *Bot) start(req request) {
+	if b.closing.Load() {
+		return
+	}
+	b.sessions.Add(1)
+	go func() {
+		defer b.sessions.Done()
+		b.handle(req)
+	}()
+}
+
+func (b *Bot) handle(req request) {
+	ctx := b.work
+	log := b.log.With(zap.String("kind", req.kind), zap.String("channel", req.channel), zap.String("user", req.user))
+	a, why := b.route(ctx, req)
+	if a == nil {
+		log.Info("request refused", zap.String("why", why))
+		b.reject(ctx, req)
+		return
+	}
+	if strings.TrimSpace(req.text) == "" {
+		req.text = "Hello!"
+	}
+	r := &run{b: b, req: req, agent: a, id: fmt.Sprintf("%s-%d", strings.ReplaceAll(req.channel+"-"+req.ts, ".", ""), time.Now().UnixNano()%1e6)}
+	// A slash command's answer starts a message of its own in the channel
+	// (or the asker's DM when the bot is not in the channel).
+	if req.kind == kindSlash {
+		if err := r.openSlashThread(ctx); err != nil {
+			log.Warn("slash command answer could not be posted", zap.Error(err))
+			return
+		}
+	}
+	unlock := b.lockThread(ctx, req.channel, req.threadTS)
+	defer unlock()
+	r.progress = newProgress(b, req, r.id)
+	r.progress.begin(ctx)
+	if !b.takeSlot(ctx, r) {
+		r.progress.finish(ctx)
+		return
+	}
+	defer func() { <-b.slots }()
+	r.execute(ctx, log)
+}
+
+// takeSlot waits for one of max_concurrent_sessions, showing "queued"
+// while it waits; false when the bot is stopping.
+func (b *Bot) takeSlot(ctx context.Context, r *run) bool {
+	select {
+	case b.slots <- struct{}{}:
+		return true
+	default:
+	}
+	r.progress.queued(ctx)
+	select {
+	case b.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// execute runs the session and posts its answer in place of the progress
+// message.
+func (r *run) execute(ctx context.Context, log *zap.Logger) {
+	b := r.b
+	sctx, cancel := context.WithCancel(ctx)
+	r.cancel = cancel
+	defer cancel()
+	b.mu.Lock()
+	b.running[r.id] = r
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		delete(b.running, r.id)
+		b.mu.Unlock()
+	}()
+	history := b.history(sctx, r.req)
+	history, dropped := agent.TrimHistory(r.agent, history, r.req.text)
+	if dropped > 0 {
+		log.Info("thread history trimmed to the model's window", zap.Int("dropped", dropped))
+	}
+	r.progress.start()
+	res := b.runner.Run(sctx, agent.Input{Agent: r.agent, Format: config.FormatSlackBlockKit, History: history,
+		Prompt: r.req.text, Observer: r.progress.observe, SessionID: r.id})
+	// No progress update may land after the answer: the updater is
+	// stopped, and waited for, first.
+	r.progress.stop()
+	rep := res.Report
+	note := ""
+	switch {
+	case r.interrupted.Load():
+		note = "_Interrupted: the bot was restarting. Ask again in a minute._"
+	case r.stopper != "":
+		note = fmt.Sprintf("_Stopped by <@%s>._", r.stopper)
+	}
+	msgs := rep.Slack
+	if len(msgs) == 0 || rep.Synthetic() {
+		msgs = answerFromText(rep.Text(), note)
+	} else if note != "" {
+		msgs = append(msgs, noteMessage(note))
+	}
+	pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer pcancel()
+	if err := r.progress.replaceWith(pctx, msgs); err != nil {
+		log.Warn("the answer could not be posted", zap.Error(err))
+	}
+	_ = b.state.Mark(pctx, threadKey(r.req.channel, r.req.threadTS), threadTTL)
+	log.Info("answered", zap.String("session", r.id), zap.String("status", rep.Status), zap.Int("turns", res.Turns),
+		zap.Int("messages", len(msgs)), zap.Float64("cost_usd", res.Usage.CostUSD))
+}
+
+// stop handles a Stop click: only the asker or an admin may stop.
+func (b *Bot) stop(ctx context.Context, id, user, channel string) {
+	b.mu.Lock()
+	r := b.running[id]
+	b.mu.Unlock()
+	if r == nil {
+		return
+	}
+	if user != r.req.user && !slices.Contains(b.cfg.Admins, user) {
+		_, _ = b.api.PostEphemeralContext(ctx, channel, user, slackapi.MsgOptionText("Only the person who asked can stop this.", false))
+		return
+	}
+	b.mu.Lock()
+	if r.stopper == "" {
+		r.stopper = user
+	}
+	b.mu.Unlock()
+	r.cancel()
+}
+
+// route decides which agent answers a request, or why none may: the allow
+// list, the deny rules (which cover mentions and DMs as much as anything),
+// then the first routing rule for the channel and the kind.
+func (b *Bot) route(ctx context.Context, req request) (*config.Agent, string) {
+	if len(b.cfg.Allow.Users) > 0 && !slices.Contains(b.cfg.Allow.Users, req.user) {
+		return nil, "user not in slack.allow.users"
+	}
+	name := b.channelName(ctx, req.channel)
+	if len(b.cfg.Allow.Channels) > 0 && !matchChannel(b.cfg.Allow.Channels, req.channel, name) {
+		return nil, "channel not in slack.allow.channels"
+	}
+	if matchChannel(b.cfg.Routing.Deny, req.channel, name) {
+		return nil, "channel denied by slack.routing.deny"
+	}
+	for _, rule := range b.cfg.Routing.Rules {
+		if (len(rule.On) == 0 || slices.Contains(rule.On, req.kind)) && matchChannel(rule.Channels, req.channel, name) {
+			if a := b.conf.Agents[rule.Agent]; a != nil {
+				return a, ""
+			}
+		}
+	}
+	a, err := b.defaultAgent()
+	if err != nil {
+		return nil, err.Error()
+	}
+	return a, ""
+}
+
+// matchChannel reports whether a channel, by id or by name, matches one of
+// the patterns ("C0123", "support-*", "#support-*").
+func matchChannel(patterns []string, id, name string) bool {
+	for _, p := range patterns {
+		p = strings.TrimPrefix(p, "#")
+		if p == id {
+			return true
+		}
+		if name != "" {
+			if ok, _ := path.Match(p, name); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// reject tells the asker, and only them, that the bot will not answer here.
+func (b *Bot) reject(ctx context.Context, req request) {
+	_, err := b.api.PostEphemeralContext(ctx, req.channel, req.user, slackapi.MsgOptionText(b.cfg.RejectionMessage, false))
+	if err != nil {
+		b.log.Debug("rejection not posted", zap.Error(err))
+	}
+}
+
+// lockThread holds the thread for this session: a follow-up waits for the
+// session already answering in it. The lease in the state store keeps
+// other replicas out too.
+func (b *Bot) lockThread(ctx context.Context, channel, ts string) func() {
+	if ts == "" {
+		return func() {}
+	}
+	key := threadKey(channel, ts)
+	for {
+		b.mu.Lock()
+		busy, held := b.threads[key]
+		if !held {
+			busy = make(chan struct{})
+			b.threads[key] = busy
+			b.mu.Unlock()
+			break
+		}
+		b.mu.Unlock()
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			return func() {}
+		}
+	}
+	if ok, err := b.state.Lock(ctx, "lease:"+key, b.owner, leaseTTL); err == nil && !ok {
+		b.log.Info("another replica holds this thread; waiting", zap.String("thread", key))
+		for t := time.NewTicker(time.Second); ctx.Err() == nil; {
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			if ok, _ := b.state.Lock(ctx, "lease:"+key, b.owner, leaseTTL); ok {
+				t.Stop()
+				break
+			}
+		}
+	}
+	renewed := make(chan struct{})
+	quit := make(chan struct{})
+	go func() { // the lease lives as long as the session, renewed well before it expires
+		defer close(renewed)
+		t := time.NewTicker(leaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				_, _ = b.state.Lock(context.WithoutCancel(ctx), "lease:"+key, b.owner, leaseTTL)
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-renewed
+		_ = b.state.Unlock(context.WithoutCancel(ctx), "lease:"+key, b.owner)
+		b.mu.Lock()
+		close(b.threads[key])
+		delete(b.threads, key)
+		b.mu.Unlock()
+	}
+}
+
+// history is the thread so far as user and assistant turns, oldest first,
+// without the question itself, bounded by slack.history.
+func (b *Bot) history(ctx context.Context, req request) []llm.Message {
+	if req.threadTS == "" || req.threadTS == req.ts && !req.followup {
+		return nil
+	}
+	msgs, _, _, err := b.api.GetConversationRepliesContext(ctx, &slackapi.GetConversationRepliesParameters{
+		ChannelID: req.channel, Timestamp: req.threadTS, Limit: b.cfg.History.MaxMessages + 1})
+	if err != nil {
+		b.log.Warn("thread history unavailable; answering without it", zap.Error(slackError(err)))
+		return nil
+	}
+	var out []llm.Message
+	chars := 0
+	for i := len(msgs) - 1; i >= 0 && len(out) < b.cfg.History.MaxMessages; i-- {
+		m := msgs[i]
+		if m.Timestamp == req.ts || strings.TrimSpace(m.Text) == "" {
+			continue
+		}
+		var msg llm.Message
+		if m.BotID != "" || m.User == b.botUserID {
+			if m.BotID != "" && m.BotID != b.botID && m.User != b.botUserID {
+				msg = llm.Message{Role: llm.RoleUser, Content: "(another bot) " + m.Text}
+			} else {
+				msg = llm.Message{Role: llm.RoleAssistant, Content: m.Text}
+			}
+		} else {
+			msg = llm.Message{Role: llm.RoleUser, Content: b.userName(ctx, m.User) + ": " + b.resolveMentions(ctx, b.stripMention(m.Text))}
+		}
+		if chars+len(msg.Content) > b.cfg.History.MaxChars {
+			break
+		}
+		chars += len(msg.Content)
+		out = append(out, msg)
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// userName is a user's display name, cached; the id when it is unknown.
+func (b *Bot) userName(ctx context.Context, id string) string {
+	b.mu.Lock()
+	name, ok := b.names[id]
+	b.mu.Unlock()
+	if ok {
+		return name
+	}
+	name = id
+	if u, err := b.api.GetUserInfoContext(ctx, id); err == nil {
+		switch {
+		case u.Profile.DisplayName != "":
+			name = u.Profile.DisplayName
+		case u.RealName != "":
+			name = u.RealName
+		case u.Name != "":
+			name = u.Name
+		}
+	}
+	b.mu.Lock()
+	b.names[id] = name
+	b.mu.Unlock()
+	return name
+}
+
+// resolveMentions writes <@U…> mentions as @name.
+func (b *Bot) resolveMentions(ctx context.Context, text string) string {
+	return mentionRe.ReplaceAllStringFunc(text, func(m string) string {
+		return "@" + b.userName(ctx, m[2:len(m)-1])
+	})
+}
+
+// channelName is a channel's name, cached; "" when unknown (DMs).
+func (b *Bot) channelName(ctx context.Context, id string) string {
+	b.mu.Lock()
+	ch, ok := b.chans[id]
+	b.mu.Unlock()
+	if ok {
+		return ch.Name
+	}
+	info, err := b.api.GetConversationInfoContext(ctx, &slackapi.GetConversationInfoInput{ChannelID: id})
+	if err != nil {
+		return ""
+	}
+	b.mu.Lock()
+	b.chans[id] = *info
+	b.mu.Unlock()
+	return info.Name
+}
+
+// openSlashThread posts the message a slash command's answer hangs under —
+// the question, in the channel, or in the asker's DM when the bot is not a
+// member there — and makes it the request's thread.
+func (r *run) openSlashThread(ctx context.Context) error {
+	b := r.b
+	q := blockkit.Message{Text: "Question from <@" + r.req.user + ">", Blocks: []slackapi.Block{
+		slackapi.NewContextBlock("", slackapi.NewTextBlockObject(slackapi.MarkdownType,
+			fmt.Sprintf("<@%s> asked with %s:", r.req.user, b.cfg.SlashCommand), false, false)),
+		slackapi.NewSectionBlock(slackapi.NewTextBlockObject(slackapi.PlainTextType, blockkitClamp(r.req.text), false, false), nil, nil),
+	}}
+	ts, err := b.send(ctx, r.req.channel, "", "", q)
+	if err != nil && isSlackErr(err, "not_in_channel", "channel_not_found") {
+		ch, _, _, oerr := b.api.OpenConversationContext(ctx, &slackapi.OpenConversationParameters{Users: []string{r.req.user}})
+		if oerr != nil {
+			return oerr
+		}
+		r.req.channel = ch.ID
+		ts, err = b.send(ctx, r.req.channel, "", "", q)
+	}
+	if err != nil {
+		return err
+	}
+	r.req.threadTS = ts
+	return nil
+}
+
+// blockkitClamp keeps a question within a section's plain text limit.
+func blockkitClamp(s string) string {
+	const max = 2900
+	if blockkit.Len(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	for blockkit.Len(string(r)) > max-1 {
+		r = r[:len(r)*9/10]
+	}
+	return string(r) + "…"
+}
+
+// isSlackErr reports whether err is a Slack error with one of the codes.
+func isSlackErr(err error, codes ...string) bool {
+	var se slackapi.SlackErrorResponse
+	return errors.As(err, &se) && slices.Contains(codes, se.Err)
+}
