@@ -109,6 +109,9 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 		delete(b.running, r.id)
 		b.mu.Unlock()
 	}()
+	// The thread is the bot's from now on: a reply in it while the answer
+	// is being written is a follow-up, which waits for this session.
+	_ = b.state.Mark(sctx, threadKey(r.req.channel, r.req.threadTS), threadTTL)
 	history := b.history(sctx, r.req)
 	history, dropped := agent.TrimHistory(r.agent, history, r.req.text)
 	if dropped > 0 {
@@ -243,16 +246,17 @@ func (b *Bot) lockThread(ctx context.Context, channel, ts string) func() {
 	}
 	if ok, err := b.state.Lock(ctx, "lease:"+key, b.owner, leaseTTL); err == nil && !ok {
 		b.log.Info("another replica holds this thread; waiting", zap.String("thread", key))
-		for t := time.NewTicker(time.Second); ctx.Err() == nil; {
+		t := time.NewTicker(time.Second)
+		for ctx.Err() == nil {
 			select {
 			case <-ctx.Done():
 			case <-t.C:
 			}
 			if ok, _ := b.state.Lock(ctx, "lease:"+key, b.owner, leaseTTL); ok {
-				t.Stop()
 				break
 			}
 		}
+		t.Stop()
 	}
 	renewed := make(chan struct{})
 	quit := make(chan struct{})
