@@ -1,0 +1,70 @@
+package slack
+
+import (
+	"strings"
+	"testing"
+
+	slackapi "github.com/slack-go/slack"
+
+	"github.com/slackbot/slackbot/agent"
+	"github.com/slackbot/slackbot/blockkit"
+	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/llm"
+)
+
+func TestChannelsMatchByIDOrNameGlob(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		patterns []string
+		id, name string
+		want     bool
+	}{
+		{[]string{"C1"}, "C1", "general", true},
+		{[]string{"support-*"}, "C2", "support-eu", true},
+		{[]string{"#support-*"}, "C2", "support-eu", true},
+		{[]string{"support-*"}, "C3", "general", false},
+		{[]string{"support-*"}, "D1", "", false}, // a DM has no name
+		{nil, "C1", "general", false},
+	}
+	for _, c := range cases {
+		if got := matchChannel(c.patterns, c.id, c.name); got != c.want {
+			t.Errorf("matchChannel(%v, %s, %s) = %v", c.patterns, c.id, c.name, got)
+		}
+	}
+}
+
+func TestTheProgressMessageShowsStepToolsAndCostWithAStopButton(t *testing.T) {
+	t.Parallel()
+	b := &Bot{cfg: config.Slack{ProgressInterval: config.Duration(1)}}
+	p := newProgress(b, request{channel: "C1", threadTS: "1.0"}, "sess-1")
+	p.observe(agent.Event{Kind: agent.EventTurnStarted, Turn: 2, Path: []string{"helper"}})
+	p.observe(agent.Event{Kind: agent.EventTaskStatus, Status: &agent.TaskStatus{Now: "Reading <the> logs"}, Path: []string{"helper"}})
+	p.observe(agent.Event{Kind: agent.EventToolStarted, Session: "s", Tool: &agent.ToolInfo{ID: "c1", Name: "github__search"}, Path: []string{"helper", "researcher"}})
+	p.observe(agent.Event{Kind: agent.EventLLMCall, LLM: &agent.LLMCallInfo{Usage: llmUsage(1200, 34, 0.0021)}})
+	m := p.render("")
+	if err := blockkit.Validate(m); err != nil {
+		t.Fatalf("progress message is not valid Block Kit: %v", err)
+	}
+	text := blockText(m)
+	for _, want := range []string{"step 2", "Reading &lt;the&gt; logs", "researcher › `github__search`", "1,234 tokens", "$0.0021"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("progress lacks %q:\n%s", want, text)
+		}
+	}
+	actions, ok := m.Blocks[len(m.Blocks)-1].(*slackapi.ActionBlock)
+	if !ok || len(actions.Elements.ElementSet) != 1 {
+		t.Fatalf("the last block is not the Stop button: %#v", m.Blocks[len(m.Blocks)-1])
+	}
+	btn := actions.Elements.ElementSet[0].(*slackapi.ButtonBlockElement)
+	if btn.ActionID != stopAction || btn.Value != "sess-1" {
+		t.Fatalf("stop button %+v", btn)
+	}
+	p.observe(agent.Event{Kind: agent.EventToolFinished, Session: "s", Tool: &agent.ToolInfo{ID: "c1", Name: "github__search"}})
+	if strings.Contains(blockText(p.render("")), "github__search") {
+		t.Error("a finished tool is still shown running")
+	}
+}
+
+func llmUsage(in, out int, cost float64) llm.Usage {
+	return llm.Usage{InputTokens: in, OutputTokens: out, CostUSD: cost}
+}
