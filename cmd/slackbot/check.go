@@ -173,7 +173,7 @@ func checkSlack(ctx context.Context, s config.Slack, timeout time.Duration) []ch
 	case bot == "":
 		row.Detail = "slack.bot_token is not set (OAuth & Permissions → Bot User OAuth Token, xoxb-…)"
 	case !strings.HasPrefix(bot, "xoxb-"):
-		row.Detail = "slack.bot_token is not a bot token: it starts with xoxb- (OAuth & Permissions → Bot User OAuth Token)"
+		row.Detail = "slack.bot_token is not a bot token, which starts with xoxb- (OAuth & Permissions → Bot User OAuth Token)"
 	default:
 		cctx, cancel := context.WithTimeout(ctx, timeout)
 		api := slack.New(bot, slack.OptionAPIURL(s.APIURL), slack.OptionHTTPClient(client))
@@ -193,7 +193,7 @@ func checkSlack(ctx context.Context, s config.Slack, timeout time.Duration) []ch
 	case app == "":
 		row.Detail = "slack.app_token is not set (Basic Information → App-Level Tokens, with connections:write)"
 	case !strings.HasPrefix(app, "xapp-"):
-		row.Detail = "slack.app_token is not an app-level token: it starts with xapp- (Basic Information → App-Level Tokens)"
+		row.Detail = "slack.app_token is not an app-level token, which starts with xapp- (Basic Information → App-Level Tokens)"
 	default:
 		cctx, cancel := context.WithTimeout(ctx, timeout)
 		api := slack.New("", slack.OptionAppLevelToken(app), slack.OptionAPIURL(s.APIURL), slack.OptionHTTPClient(client))

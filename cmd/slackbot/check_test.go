@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/slackbot/slackbot/llm/llmtest"
@@ -308,15 +309,17 @@ func TestCheckWithoutAConfigurationSaysWhereToStart(t *testing.T) {
 
 func TestCheckModelIsTheOneAgentsUse(t *testing.T) {
 	t.Parallel()
-	srv := llmtest.NewServer(t, llmtest.Reply{Text: "ok"}, llmtest.Reply{Text: "ok"})
+	srv := llmtest.NewServer(t, llmtest.Reply{Text: "ok"}, llmtest.Reply{Text: "ok"}, llmtest.Reply{Text: "ok"})
 	cfg := checkConfig(t, srv.URL(), testModelKey)
 	b, err := os.ReadFile(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// spare: no agent uses it, so its first listed model is asked;
-	// idle: no agent uses it and it lists none.
-	second := "    spare:\n      type: openai\n      base_url: " + srv.URL() + "/v1/\n      api_key: sk-spare-SECRET999\n      models:\n        zeta: {}\n        alpha: {}\n    idle:\n      type: openai\n      base_url: " + srv.URL() + "/v1/\n"
+	// idle: no agent uses it and it lists none; claude speaks the other
+	// wire format.
+	second := "    claude:\n      type: anthropic\n      base_url: " + srv.URL() + "\n      api_key: sk-ant-SECRET999\n      models: {c1: {}}\n" +
+		"    spare:\n      type: openai\n      base_url: " + srv.URL() + "/v1/\n      api_key: sk-spare-SECRET999\n      models:\n        zeta: {}\n        alpha: {}\n    idle:\n      type: openai\n      base_url: " + srv.URL() + "/v1/\n"
 	rewrite(t, cfg, strings.Replace(string(b), "agents_dir:", second+"agents_dir:", 1))
 	out, stderr, err := runCheckCLI(t, "--config", cfg)
 	if err != nil {
@@ -325,6 +328,9 @@ func TestCheckModelIsTheOneAgentsUse(t *testing.T) {
 	if status, detail := row(t, out, "llm spare"); status != "ok" || !strings.HasPrefix(detail, "spare/alpha answered") {
 		t.Errorf("llm spare: %s %q", status, detail)
 	}
+	if status, detail := row(t, out, "llm claude"); status != "ok" || !strings.HasPrefix(detail, "claude/c1 answered") {
+		t.Errorf("llm claude: %s %q", status, detail)
+	}
 	if status, detail := row(t, out, "llm idle"); status != "skipped" || !strings.Contains(detail, "no agent uses") {
 		t.Errorf("llm idle: %s %q", status, detail)
 	}
@@ -332,7 +338,7 @@ func TestCheckModelIsTheOneAgentsUse(t *testing.T) {
 	for _, r := range srv.Requests() {
 		models[r.Model] = true
 	}
-	if !models["m1"] || !models["alpha"] || len(models) != 2 {
+	if !models["m1"] || !models["alpha"] || !models["c1"] || len(models) != 3 {
 		t.Errorf("models asked: %v", models)
 	}
 }
@@ -341,5 +347,32 @@ func TestCheckUsageErrors(t *testing.T) {
 	t.Parallel()
 	if _, stderr, err := runCheckCLI(t, "stray"); !errors.Is(err, errUsage) || !strings.Contains(stderr, "usage: slackbot check") {
 		t.Errorf("err = %v, stderr = %q", err, stderr)
+	}
+}
+
+func TestCheckLeavesNoMCPServerRunning(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t, llmtest.Reply{Text: "ok"})
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	// A server that starts and never answers the handshake. "$$$$" is the
+	// shell's $$ once the configuration has read "$$" as "$".
+	mute := fmt.Sprintf("mcp_servers:\n  mute:\n    command: /bin/sh\n    args: [-c, \"echo $$$$ > %s; exec sleep 300\"]\n", pidFile)
+	out, stderr, err := runCheckCLI(t, "--config", checkConfig(t, srv.URL(), testModelKey, mute), "--timeout", "1s")
+	wantExit1(t, err, out, stderr)
+	if status, detail := row(t, out, "mcp mute"); status != "FAIL" || !strings.Contains(detail, "not ready after 1s") {
+		t.Errorf("mcp mute: %s %q", status, detail)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("the server never started: %v", err)
+	}
+	var pid int
+	if _, err := fmt.Sscan(string(b), &pid); err != nil {
+		t.Fatal(err)
+	}
+	// The registry reaps what it stops, so a pid still there is a live
+	// process, not a zombie.
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the MCP server (pid %d) is still running after check returned: %v", pid, err)
 	}
 }
