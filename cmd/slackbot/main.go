@@ -29,6 +29,8 @@ Usage:
                                   start the tool providers and list the tools they offer
   slackbot render [--input markdown|report] [--builder-url] < FILE
                                   print Block Kit messages for Markdown or a final report
+  slackbot manifest [--config FILE] [--name NAME] [--format yaml|json]  print the Slack app manifest to paste into api.slack.com
+  slackbot check [--config FILE]  check the Slack tokens, each model provider and each MCP server
   slackbot version                print the version
 
 The configuration defaults to ./slackbot.yaml (see slackbot.example.yaml).
@@ -75,6 +77,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runAgents(args[1:], stdout, stderr)
 	case "render":
 		return runRender(args[1:], stdin, stdout, stderr)
+	case "manifest":
+		return runManifest(args[1:], stdout, stderr)
+	case "check":
+		return runCheck(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "slackbot", version)
 		return nil
