@@ -29,7 +29,8 @@ Usage:
                                   start the tool providers and list the tools they offer
   slackbot render [--input markdown|report] [--builder-url] < FILE
                                   print Block Kit messages for Markdown or a final report
-  slackbot manifest [--config FILE] [--name NAME] [--format yaml|json]  print the Slack app manifest to paste into api.slack.com
+  slackbot manifest [--config FILE] [--name NAME] [--format yaml|json]
+                                  print the Slack app manifest to paste into api.slack.com
   slackbot check [--config FILE]  check the Slack tokens, each model provider and each MCP server
   slackbot version                print the version
 
