@@ -74,7 +74,19 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	c := &conn{ws: ws, out: make(chan []byte, 1024), quit: make(chan struct{})}
 
+	ws.SetPongHandler(func(string) error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.pongs++
+		s.notify()
+		return nil
+	})
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		_ = ws.Close()
+		return
+	}
 	s.seq++
 	c.id = s.seq
 	s.conns[c.id] = c
@@ -279,9 +291,13 @@ func (s *Server) Disconnect(reason string) {
 func (s *Server) DropConnections() {
 	s.mu.Lock()
 	conns := make([]*conn, 0, len(s.conns))
-	for _, c := range s.conns {
+	for id, c := range s.conns {
 		conns = append(conns, c)
+		// Forget them now rather than when their readers notice, so that
+		// nothing delivered from here on goes to a dead socket.
+		delete(s.conns, id)
 	}
+	s.notify()
 	s.mu.Unlock()
 	for _, c := range conns {
 		c.kill()

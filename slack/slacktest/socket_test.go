@@ -193,6 +193,9 @@ func TestDisconnectAndDropAreSurvivedByReconnecting(t *testing.T) {
 	if _, ev := b.nextEvent(t, "app_mention"); ev.InnerEvent.Data.(*slackevents.AppMentionEvent).TimeStamp != ts {
 		t.Errorf("wrong event after disconnect")
 	}
+	// An ack still in the client's send queue would die with the socket and
+	// the event would come again after AckTimeout: let it land first.
+	waitFor(t, srv, "the ack", func() bool { return srv.EnvelopesPending() == 0 })
 
 	srv.DropConnections()
 	waitFor(t, srv, "a third socket", func() bool { return len(srv.Calls("apps.connections.open")) == 3 })
@@ -304,4 +307,32 @@ func TestRedeliverMakesADuplicate(t *testing.T) {
 		t.Errorf("raw envelope = %s", raw.Request.EnvelopeID)
 	}
 	waitFor(t, srv, "all acked", func() bool { return srv.EnvelopesPending() == 0 })
+}
+
+func TestPingsKeepTheClientConnected(t *testing.T) {
+	t.Parallel()
+	srv, api := start(t, Options{PingInterval: 10 * time.Millisecond})
+	smc := socketmode.New(api, socketmode.OptionPingInterval(100*time.Millisecond))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = smc.RunContext(ctx) }()
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-smc.Events:
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	// Fifty pongs span five of the client's ping deadlines.
+	waitFor(t, srv, "fifty pongs", func() bool {
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		return srv.pongs >= 50
+	})
+	if n := len(srv.Calls("apps.connections.open")); n != 1 {
+		t.Errorf("the client connected %d times; pings should have kept its first socket", n)
+	}
 }
