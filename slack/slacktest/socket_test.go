@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
@@ -157,8 +158,8 @@ func TestUnackedEventIsRedeliveredWithTheSameEventID(t *testing.T) {
 func TestRedeliveryGoesToAnotherConnection(t *testing.T) {
 	t.Parallel()
 	srv, api := start(t, Options{AckTimeout: 50 * time.Millisecond})
-	b1 := runBot(t, srv, api, false)
-	b2 := runBot(t, srv, api, false)
+	runBot(t, srv, api, false)
+	runBot(t, srv, api, false)
 	waitFor(t, srv, "two connections", func() bool { return srv.Connections() == 2 })
 	srv.Mention("C2", "U1", "hi")
 	waitFor(t, srv, "a retry", func() bool {
@@ -178,7 +179,6 @@ func TestRedeliveryGoesToAnotherConnection(t *testing.T) {
 	if conns[0] == conns[1] {
 		t.Errorf("attempts 0 and 1 both went to connection %d", conns[0])
 	}
-	_, _ = b1, b2
 }
 
 func TestDisconnectAndDropAreSurvivedByReconnecting(t *testing.T) {
@@ -334,5 +334,53 @@ func TestPingsKeepTheClientConnected(t *testing.T) {
 	})
 	if n := len(srv.Calls("apps.connections.open")); n != 1 {
 		t.Errorf("the client connected %d times; pings should have kept its first socket", n)
+	}
+}
+
+func TestSlashCommandsAreNotRetried(t *testing.T) {
+	t.Parallel()
+	srv, api := start(t, Options{AckTimeout: 20 * time.Millisecond})
+	b := runBot(t, srv, api, false)
+	id := srv.Slash("C1", "U1", "/ask", "slow")
+	if evt := b.next(t); evt.Request.EnvelopeID != id {
+		t.Fatalf("envelope %s, want %s", evt.Request.EnvelopeID, id)
+	}
+	waitFor(t, srv, "the command to expire", func() bool {
+		for _, e := range srv.Envelopes() {
+			if e.ID == id && e.Expired {
+				return true
+			}
+		}
+		return false
+	})
+	if n := len(srv.Envelopes()); n != 1 || srv.EnvelopesPending() != 0 {
+		t.Errorf("%d envelopes, %d pending; a slash command is delivered once", n, srv.EnvelopesPending())
+	}
+}
+
+func TestASocketTicketIsUsedOnce(t *testing.T) {
+	t.Parallel()
+	_, api := start(t, Options{})
+	_, url, err := socketmode.New(api).Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := websocket.DefaultDialer.Dial(url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var hello struct {
+		Type           string `json:"type"`
+		NumConnections int    `json:"num_connections"`
+		ConnectionInfo struct {
+			AppID string `json:"app_id"`
+		} `json:"connection_info"`
+	}
+	if err := c.ReadJSON(&hello); err != nil || hello.Type != "hello" || hello.NumConnections != 1 || hello.ConnectionInfo.AppID != "A0EMULATOR" {
+		t.Errorf("hello = %+v, %v", hello, err)
+	}
+	if _, resp, err := websocket.DefaultDialer.Dial(url, nil); err == nil || resp == nil || resp.StatusCode != 401 {
+		t.Errorf("second dial with the same ticket: %v", err)
 	}
 }
