@@ -166,9 +166,10 @@ func (s *Server) chatUpdate(p url.Values) (result, *apiError) {
 	m.History = append(m.History, Version{Text: m.Text, Blocks: m.Blocks, At: time.Now()})
 	m.Text, m.Blocks = text, blocks
 	if c.member {
+		ts := s.nextTS()
 		s.deliverEvent(map[string]any{
 			"type": "message", "subtype": "message_changed", "hidden": true, "channel": c.id,
-			"ts": s.nextTS(), "event_ts": s.nextTS(), "channel_type": c.kind(),
+			"ts": ts, "event_ts": ts, "channel_type": c.kind(),
 			"message": s.messageJSON(m), "previous_message": prev,
 		})
 	}
@@ -183,9 +184,10 @@ func (s *Server) chatDelete(p url.Values) (result, *apiError) {
 	}
 	m.Deleted = true
 	if c.member {
+		ts := s.nextTS()
 		s.deliverEvent(map[string]any{
 			"type": "message", "subtype": "message_deleted", "hidden": true, "channel": c.id,
-			"ts": s.nextTS(), "deleted_ts": m.TS, "event_ts": s.nextTS(), "channel_type": c.kind(),
+			"ts": ts, "deleted_ts": m.TS, "event_ts": ts, "channel_type": c.kind(),
 			"previous_message": s.messageJSON(m),
 		})
 	}

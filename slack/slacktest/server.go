@@ -4,6 +4,19 @@
 // did (Messages, Acks, Calls, ...). It answers like Slack does, errors
 // included, so a bot that passes against it has met Slack's rules rather than
 // a mock's.
+//
+// A test starts one, points the real slack-go clients at it and drives it:
+//
+//	srv, _ := slacktest.New(slacktest.Options{AckTimeout: 100 * time.Millisecond})
+//	defer srv.Close()
+//	api := slack.New(srv.BotToken(), slack.OptionAppLevelToken(srv.AppToken()),
+//		slack.OptionAPIURL(srv.APIURL()))
+//	go socketmode.New(api).RunContext(ctx) // the bot under test
+//	ts := srv.Mention("C1", "U1", "summarise this thread")
+//	srv.WaitFor(ctx, func() bool { return len(srv.Thread("C1", ts)) > 1 })
+//
+// Events are redelivered as new envelopes carrying the same event_id, as
+// Slack does, so a bot must deduplicate on event_id, not envelope_id.
 package slacktest
 
 import (
@@ -179,6 +192,12 @@ func (s *Server) URL() string { return s.url }
 // APIURL is the Web API base with the trailing slash slack-go needs:
 // slack.OptionAPIURL(srv.APIURL()).
 func (s *Server) APIURL() string { return s.url + "/api/" }
+
+// BotToken is the xoxb- token Web API calls must carry.
+func (s *Server) BotToken() string { return s.opts.BotToken }
+
+// AppToken is the xapp- token apps.connections.open needs.
+func (s *Server) AppToken() string { return s.opts.AppToken }
 
 // BotUserID is the bot's user id, as auth.test reports it.
 func (s *Server) BotUserID() string { return s.opts.BotUserID }

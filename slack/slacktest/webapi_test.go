@@ -23,7 +23,7 @@ func start(t *testing.T, opts Options) (*Server, *slack.Client) {
 	srv.AddChannel("C1", "general", true)
 	srv.AddChannel("C2", "elsewhere", false)
 	srv.AddUser("U1", "alice")
-	api := slack.New(srv.opts.BotToken, slack.OptionAppLevelToken(srv.opts.AppToken), slack.OptionAPIURL(srv.APIURL()))
+	api := slack.New(srv.BotToken(), slack.OptionAppLevelToken(srv.AppToken()), slack.OptionAPIURL(srv.APIURL()))
 	return srv, api
 }
 
