@@ -65,9 +65,9 @@ func (b *Bot) handle(req request) {
 			return
 		}
 	}
-	unlock := b.lockThread(ctx, req.channel, req.threadTS)
+	unlock := b.lockThread(ctx, r.req.channel, r.req.threadTS)
 	defer unlock()
-	r.progress = newProgress(b, req, r.id)
+	r.progress = newProgress(b, r.req, r.id)
 	r.progress.begin(ctx)
 	if !b.takeSlot(ctx, r) {
 		r.progress.finish(ctx)

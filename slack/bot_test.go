@@ -1,0 +1,302 @@
+package slack_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slackbot/slackbot/agent"
+	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/llm/llmtest"
+	"github.com/slackbot/slackbot/slack/slacktest"
+)
+
+func TestAMentionIsAnsweredInItsThreadAndTheProgressGivesWayToTheAnswer(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.model.Push(slackReport([]any{map[string]any{"blocks": []any{
+		map[string]any{"type": "header", "text": map[string]any{"type": "plain_text", "text": "Release notes"}},
+		section("The *fast path* is now the default."),
+	}}}))
+	ts := w.srv.Mention(channel, asker, "what changed in the release?")
+	thread := w.answered(channel, ts, "fast path")
+
+	if got := lastUserText(w.model.Requests()[0]); got != "what changed in the release?" {
+		t.Errorf("the model was asked %q: the mention must be stripped", got)
+	}
+	bot := botMessages(thread)
+	if len(bot) != 1 {
+		t.Fatalf("%d bot messages in the thread, want the answer alone (the progress message replaced): %+v", len(bot), bot)
+	}
+	if len(bot[0].History) == 0 || !strings.Contains(string(bot[0].History[0].Blocks), "Stop") {
+		t.Errorf("the answer did not replace a progress message with a Stop button: history %+v", bot[0].History)
+	}
+	if !strings.Contains(string(bot[0].Blocks), `"header"`) {
+		t.Errorf("the answer is not the Block Kit the model wrote: %s", bot[0].Blocks)
+	}
+	w.waitFor("every envelope to be acked", func() bool {
+		for _, a := range w.srv.Envelopes() {
+			if !a.Acked {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func TestADirectMessageIsAnswered(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.model.Push(textReport("Hello **Ada**."))
+	dm, ts := w.srv.DM(asker, "hi there")
+	w.answered(dm, ts, "Ada")
+	if got := lastUserText(w.model.Requests()[0]); got != "hi there" {
+		t.Errorf("the model was asked %q", got)
+	}
+}
+
+func TestTheSlashCommandIsAckedAtOnceAndAnsweredInTheChannel(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.model.Push(textReport("Forty-two."))
+	env := w.srv.Slash(channel, asker, "/ask", "the answer to everything?")
+	var root string
+	w.waitFor("the question posted in the channel", func() bool {
+		for _, m := range w.srv.Messages(channel) {
+			if m.BotID != "" && m.ThreadTS == "" || m.BotID != "" && m.ThreadTS == m.TS {
+				if strings.Contains(messageText(m), "the answer to everything?") {
+					root = m.TS
+					return true
+				}
+			}
+		}
+		return false
+	})
+	w.answered(channel, root, "Forty-two")
+	var ack *slacktest.Ack
+	for _, a := range w.srv.Acks() {
+		if a.EnvelopeID == env {
+			ack = &a
+		}
+	}
+	if ack == nil || !strings.Contains(string(ack.Payload), "Working on it") || !strings.Contains(string(ack.Payload), "ephemeral") {
+		t.Fatalf("the slash command's ack: %+v", ack)
+	}
+}
+
+func TestAFollowUpInTheThreadCarriesTheConversation(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.model.Push(textReport("Paris is the capital of France."), textReport("About 2.1 million people."))
+	ts := w.srv.Mention(channel, asker, "capital of France?")
+	w.answered(channel, ts, "Paris")
+	w.srv.Reply(channel, ts, asker, "and how many live there?")
+	w.answered(channel, ts, "2.1 million")
+	reqs := w.model.Requests()
+	second := reqs[len(reqs)-1]
+	var roles []string
+	for _, m := range second.Messages {
+		roles = append(roles, string(m.Role)+": "+m.Content)
+	}
+	joined := strings.Join(roles, "\n")
+	for _, want := range []string{"user: ada: capital of France?", "assistant: Paris is the capital of France.", "user: and how many live there?"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("the follow-up's conversation lacks %q:\n%s", want, joined)
+		}
+	}
+}
+
+func TestARedeliveredEventIsAnsweredOnce(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.model.Push(textReport("Once."), textReport("Twice?!"))
+	ts := w.srv.Mention(channel, asker, "say it once")
+	w.answered(channel, ts, "Once")
+	for _, e := range w.srv.Envelopes() {
+		if e.Type == "events_api" && strings.Contains(string(e.Payload), "app_mention") {
+			if _, err := w.srv.Redeliver(e.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for w.logs.FilterMessage("duplicate event ignored").Len() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the redelivered mention was not recognised as a duplicate")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// A later question is answered with the second scripted reply: the
+	// duplicate did not take it.
+	ts2 := w.srv.Mention(channel, asker, "and again")
+	w.answered(channel, ts2, "Twice")
+	if n := len(w.model.Requests()); n != 2 {
+		t.Fatalf("%d model calls: the duplicate was answered", n)
+	}
+}
+
+func TestAnAnswerSurvivesADisconnectMidSession(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	g := newGate()
+	w.model.Respond(func(*llmtest.Recorded) llmtest.Reply {
+		<-g.ch
+		return textReport("Still here.")
+	})
+	ts := w.srv.Mention(channel, asker, "are you there?")
+	w.model.Wait(1)
+	w.srv.Disconnect("refresh_requested")
+	w.waitFor("the bot to reconnect", func() bool { return w.srv.Connections() > 0 })
+	g.open()
+	w.answered(channel, ts, "Still here")
+	ts2 := w.srv.Mention(channel, asker, "and now?")
+	w.answered(channel, ts2, "Still here")
+}
+
+func TestRateLimitedUpdatesStillDeliverTheAnswer(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.srv.RateLimit("chat.update", 3, time.Second)
+	w.model.Push(textReport("Delivered despite the limit."))
+	ts := w.srv.Mention(channel, asker, "hello")
+	w.answered(channel, ts, "Delivered despite the limit")
+	limited := 0
+	for _, c := range w.srv.Calls("chat.update") {
+		if c.Status == 429 {
+			limited++
+		}
+	}
+	if limited == 0 {
+		t.Fatal("no chat.update was rate limited: the test proves nothing")
+	}
+}
+
+func TestAnAnswerTooLongForOneMessageIsSplit(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	var b strings.Builder
+	for i := range 120 {
+		b.WriteString("## Part ")
+		b.WriteString(strings.Repeat("x", 1))
+		b.WriteString("\n\nParagraph number " + strings.Repeat("long text ", 40) + "\n\n")
+		_ = i
+	}
+	b.WriteString("THE END")
+	w.model.Push(textReport(b.String()))
+	ts := w.srv.Mention(channel, asker, "write a lot")
+	thread := w.answered(channel, ts, "THE END")
+	if n := len(botMessages(thread)); n < 2 {
+		t.Fatalf("%d messages for a long answer", n)
+	}
+}
+
+func TestAModelThatFailsEndsInAShortHumanMessage(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.model.Push(llmtest.Reply{Status: 401, ErrorType: "invalid_api_key"})
+	ts := w.srv.Mention(channel, asker, "hello?")
+	thread := w.answered(channel, ts, "credentials")
+	text := messageText(botMessages(thread)[0])
+	for _, leak := range []string{"127.0.0.1", "sk-test-key", "goroutine", "http://"} {
+		if strings.Contains(text, leak) {
+			t.Errorf("the failure message shows %q: %s", leak, text)
+		}
+	}
+}
+
+func TestStopCancelsTheSessionForTheAskerOnly(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return llmtest.Reply{Text: "slow", Delay: time.Minute} })
+	ts := w.srv.Mention(channel, asker, "take your time")
+	var progress slacktest.Message
+	w.waitFor("the progress message", func() bool {
+		for _, m := range botMessages(w.srv.Thread(channel, ts)) {
+			if strings.Contains(string(m.Blocks), "slackbot_stop") {
+				progress = m
+				return true
+			}
+		}
+		return false
+	})
+	w.model.Wait(1)
+	value := stopValue(t, progress)
+	if _, err := w.srv.Click(channel, progress.TS, "U0EVE", "slackbot_stop", value); err != nil {
+		t.Fatal(err)
+	}
+	w.waitFor("the refusal to someone else", func() bool {
+		for _, e := range w.srv.Ephemerals() {
+			if e.User == "U0EVE" && strings.Contains(e.Text, "Only the person who asked") {
+				return true
+			}
+		}
+		return false
+	})
+	if _, err := w.srv.Click(channel, progress.TS, asker, "slackbot_stop", value); err != nil {
+		t.Fatal(err)
+	}
+	w.answered(channel, ts, "Stopped by")
+}
+
+func TestShutdownMidSessionLeavesAnInterruptedNote(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, func(c *config.Config, _ *agent.Runner) { c.Slack.ShutdownGrace = config.Duration(100 * time.Millisecond) })
+	w.model.Respond(func(*llmtest.Recorded) llmtest.Reply { return llmtest.Reply{Text: "slow", Delay: time.Minute} })
+	ts := w.srv.Mention(channel, asker, "a long question")
+	w.model.Wait(1)
+	w.shutdown()
+	thread := w.srv.Thread(channel, ts)
+	found := false
+	for _, m := range botMessages(thread) {
+		if strings.Contains(messageText(m), "Interrupted") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no interrupted note in the thread: %+v", thread)
+	}
+}
+
+func TestRequestsFromOutsideTheAllowListOrInDeniedChannelsAreRefusedPolitely(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, func(c *config.Config, _ *agent.Runner) {
+		c.Slack.Allow.Users = []string{asker}
+		c.Slack.Routing.Deny = []string{"random"}
+	})
+	w.srv.AddChannel("C0RANDOM", "random", true)
+	w.srv.Mention(channel, "U0MALLORY", "let me in")
+	w.srv.Mention("C0RANDOM", asker, "hello in random")
+	_, _ = w.srv.DM("U0MALLORY", "a DM from outside")
+	w.waitFor("three refusals", func() bool {
+		n := 0
+		for _, e := range w.srv.Ephemerals() {
+			if e.Text == config.DefaultRejectionMessage {
+				n++
+			}
+		}
+		return n == 3
+	})
+	if n := len(w.model.Requests()); n != 0 {
+		t.Fatalf("%d model calls for refused requests", n)
+	}
+}
+
+// stopValue is the value of the Stop button of a progress message.
+func stopValue(t *testing.T, m slacktest.Message) string {
+	t.Helper()
+	s := string(m.Blocks)
+	i := strings.Index(s, `"slackbot_stop"`)
+	if i < 0 {
+		t.Fatalf("no stop button in %s", s)
+	}
+	rest := s[i:]
+	j := strings.Index(rest, `"value":"`)
+	if j < 0 {
+		t.Fatalf("no value on the stop button in %s", s)
+	}
+	rest = rest[j+len(`"value":"`):]
+	return rest[:strings.Index(rest, `"`)]
+}
+
+var _ = context.Background

@@ -1,0 +1,203 @@
+package slack_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/slackbot/slackbot/agent"
+	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/llm"
+	"github.com/slackbot/slackbot/llm/llmtest"
+	"github.com/slackbot/slackbot/llm/openai"
+	"github.com/slackbot/slackbot/slack"
+	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/state"
+	"github.com/slackbot/slackbot/tools"
+)
+
+// world is the real bot, connected over Socket Mode to the emulator, with
+// the scripted model server behind it.
+type world struct {
+	t      *testing.T
+	srv    *slacktest.Server
+	model  *llmtest.Server
+	cfg    *config.Config
+	stop   context.CancelFunc
+	done   chan error
+	ctx      context.Context
+	logger   *zap.Logger
+	logs     *observer.ObservedLogs
+	stopOnce sync.Once
+}
+
+type worldOption func(*config.Config, *agent.Runner)
+
+const (
+	channel = "C0GENERAL"
+	asker   = "U0ADA"
+)
+
+// newWorld starts the emulator, the fake model and the bot, and waits until
+// the bot is connected.
+func newWorld(t *testing.T, opts ...worldOption) *world {
+	t.Helper()
+	srv, err := slacktest.New(slacktest.Options{AckTimeout: 2 * time.Second, PingInterval: time.Second, DisconnectGrace: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	srv.AddChannel(channel, "general", true)
+	srv.AddUser(asker, "ada")
+	model := llmtest.NewServer(t)
+	a := &config.Agent{
+		Name: "assistant", Prompt: "You answer questions in Slack.", Models: []string{"fake/m1"},
+		MaxTurns: 5, MaxRetries: 0, MaxToolCallsPerTurn: 5, MaxOutputTokens: 1024,
+		ContextWindow: config.DefaultContextWindow, ContextBuffer: config.DefaultContextBuffer,
+		LLMTimeout: config.Duration(20 * time.Second), ToolTimeout: config.Duration(10 * time.Second),
+		MaxSessionDuration: config.Duration(time.Minute), Output: config.Output{Format: config.FormatMarkdown},
+		RestrictionMessage: config.DefaultRestrictionMessage, Tools: []string{"everything__*"},
+	}
+	cfg := &config.Config{
+		Agents: map[string]*config.Agent{"assistant": a},
+		Slack: config.Slack{
+			BotToken: config.Secret(srv.BotToken()), AppToken: config.Secret(srv.AppToken()), APIURL: srv.APIURL(),
+			Agent: "assistant", SlashCommand: "/ask", ProgressInterval: config.Duration(20 * time.Millisecond),
+			History:               config.History{MaxMessages: 100, MaxChars: 100000},
+			MaxConcurrentSessions: 4, ShutdownGrace: config.Duration(2 * time.Second),
+			RejectionMessage: config.DefaultRejectionMessage,
+		},
+	}
+	provider, err := openai.New("fake", config.Provider{Type: "openai", BaseURL: model.URL() + "/v1/", APIKey: "sk-test-key"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, logs := observer.New(zap.InfoLevel)
+	log := zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel), zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		return zapcore.NewTee(c, core)
+	})))
+	runner := &agent.Runner{Providers: map[string]llm.Provider{"fake": provider}, Log: log, Agents: cfg.Agents,
+		Backoff: func(int) time.Duration { return time.Millisecond }}
+	for _, o := range opts {
+		o(cfg, runner)
+	}
+	bot, err := slack.New(slack.Options{Config: cfg, Runner: runner, State: state.NewMemory(), Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	w := &world{t: t, srv: srv, model: model, cfg: cfg, stop: stop, done: make(chan error, 1), ctx: context.Background(), logger: log, logs: logs}
+	go func() { w.done <- bot.Run(ctx) }()
+	t.Cleanup(w.shutdown)
+	w.waitFor("the bot to connect", func() bool { return srv.Connections() > 0 })
+	return w
+}
+
+// shutdown stops the bot and waits for Run to return (once).
+func (w *world) shutdown() {
+	w.stopOnce.Do(func() {
+		w.stop()
+		select {
+		case <-w.done:
+		case <-time.After(20 * time.Second):
+			w.t.Error("the bot did not stop within 20 s")
+		}
+	})
+}
+
+// waitFor waits on the emulator's changes until cond holds.
+func (w *world) waitFor(what string, cond func() bool) {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := w.srv.WaitFor(ctx, cond); err != nil {
+		w.t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// answered waits until the thread holds a bot message whose text contains
+// want, and returns the thread.
+func (w *world) answered(ch, ts, want string) []slacktest.Message {
+	w.t.Helper()
+	var thread []slacktest.Message
+	w.waitFor("an answer containing "+want, func() bool {
+		thread = w.srv.Thread(ch, ts)
+		for _, m := range thread {
+			if m.BotID != "" && strings.Contains(messageText(m), want) {
+				return true
+			}
+		}
+		return false
+	})
+	return thread
+}
+
+// messageText is a message's text and the text of its blocks.
+func messageText(m slacktest.Message) string {
+	return m.Text + " " + string(m.Blocks)
+}
+
+// botMessages are the bot's messages in a thread.
+func botMessages(thread []slacktest.Message) []slacktest.Message {
+	var out []slacktest.Message
+	for _, m := range thread {
+		if m.BotID != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// ---- what the model answers ----
+
+func call(name, args string) llmtest.Reply {
+	return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: name, Arguments: args}}}
+}
+
+// slackReport delivers Block Kit messages.
+func slackReport(messages any) llmtest.Reply {
+	b, _ := json.Marshal(map[string]any{"status": "success", "report_format": "slack-block-kit", "messages": messages})
+	return call(agent.FinalReportTool, string(b))
+}
+
+// textReport delivers Markdown through report_content.
+func textReport(content string) llmtest.Reply {
+	b, _ := json.Marshal(map[string]any{"status": "success", "report_format": "slack-block-kit", "report_content": content})
+	return call(agent.FinalReportTool, string(b))
+}
+
+// section is one mrkdwn section block.
+func section(text string) map[string]any {
+	return map[string]any{"type": "section", "text": map[string]any{"type": "mrkdwn", "text": text}}
+}
+
+// lastUserText is the last user message the model was sent.
+func lastUserText(r *llmtest.Recorded) string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == llm.RoleUser {
+			return r.Messages[i].Content
+		}
+	}
+	return ""
+}
+
+// gate holds model replies until released, so a test can act while a
+// session is running.
+type gate struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+func newGate() *gate { return &gate{ch: make(chan struct{})} }
+
+func (g *gate) open() { g.once.Do(func() { close(g.ch) }) }
+
+var _ = tools.Name
