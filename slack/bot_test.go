@@ -241,7 +241,9 @@ func TestStopCancelsTheSessionForTheAskerOnly(t *testing.T) {
 
 func TestShutdownMidSessionLeavesAnInterruptedNote(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, func(c *config.Config, _ *agent.Runner) { c.Slack.ShutdownGrace = config.Duration(100 * time.Millisecond) })
+	w := newWorld(t, func(c *config.Config, _ *agent.Runner) {
+		c.Slack.ShutdownGrace = config.Duration(100 * time.Millisecond)
+	})
 	w.model.Respond(func(*llmtest.Recorded) llmtest.Reply { return llmtest.Reply{Text: "slow", Delay: time.Minute} })
 	ts := w.srv.Mention(channel, asker, "a long question")
 	w.model.Wait(1)

@@ -27,12 +27,12 @@ import (
 // world is the real bot, connected over Socket Mode to the emulator, with
 // the scripted model server behind it.
 type world struct {
-	t      *testing.T
-	srv    *slacktest.Server
-	model  *llmtest.Server
-	cfg    *config.Config
-	stop   context.CancelFunc
-	done   chan error
+	t        *testing.T
+	srv      *slacktest.Server
+	model    *llmtest.Server
+	cfg      *config.Config
+	stop     context.CancelFunc
+	done     chan error
 	ctx      context.Context
 	logger   *zap.Logger
 	logs     *observer.ObservedLogs
