@@ -21,7 +21,6 @@ import (
 	"github.com/slackbot/slackbot/slack"
 	"github.com/slackbot/slackbot/slack/slacktest"
 	"github.com/slackbot/slackbot/state"
-	"github.com/slackbot/slackbot/tools"
 )
 
 // world is the real bot, connected over Socket Mode to the emulator, with
@@ -200,4 +199,3 @@ func newGate() *gate { return &gate{ch: make(chan struct{})} }
 
 func (g *gate) open() { g.once.Do(func() { close(g.ch) }) }
 
-var _ = tools.Name
