@@ -306,7 +306,6 @@ func stopValue(t *testing.T, m slacktest.Message) string {
 	return rest[:strings.Index(rest, `"`)]
 }
 
-
 func TestAMentionWhoseAgentCallsAnMCPToolIsAnsweredWithItsResult(t *testing.T) {
 	t.Parallel()
 	node, err := exec.LookPath("node")

@@ -198,4 +198,3 @@ type gate struct {
 func newGate() *gate { return &gate{ch: make(chan struct{})} }
 
 func (g *gate) open() { g.once.Do(func() { close(g.ch) }) }
-
