@@ -340,3 +340,134 @@ func TestAMentionWhoseAgentCallsAnMCPToolIsAnsweredWithItsResult(t *testing.T) {
 	ts := w.srv.Mention(channel, asker, "echo something")
 	w.answered(channel, ts, "The server said: *Echo: ping from slack*")
 }
+
+func TestSessionsBeyondTheLimitWaitWithAVisibleQueuedStatus(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, func(c *config.Config, _ *agent.Runner) { c.Slack.MaxConcurrentSessions = 1 })
+	g := newGate()
+	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		if strings.Contains(lastUserText(r), "first") {
+			<-g.ch
+		}
+		return textReport("Answer to " + lastUserText(r))
+	})
+	ts1 := w.srv.Mention(channel, asker, "first")
+	w.model.Wait(1)
+	ts2 := w.srv.Mention(channel, asker, "second")
+	w.waitFor("the second question to show it is queued", func() bool {
+		for _, m := range botMessages(w.srv.Thread(channel, ts2)) {
+			if strings.Contains(messageText(m), "Queued") {
+				return true
+			}
+		}
+		return false
+	})
+	if n := len(w.model.Requests()); n != 1 {
+		t.Fatalf("%d model calls while one session may run", n)
+	}
+	g.open()
+	w.answered(channel, ts1, "Answer to first")
+	w.answered(channel, ts2, "Answer to second")
+}
+
+func TestAFollowUpWaitsForTheSessionRunningInItsThread(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	g := newGate()
+	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		if strings.Contains(lastUserText(r), "first") {
+			<-g.ch
+			return textReport("First answer.")
+		}
+		return textReport("Second answer.")
+	})
+	ts := w.srv.Mention(channel, asker, "first")
+	w.model.Wait(1)
+	w.srv.Reply(channel, ts, asker, "<@"+w.srv.BotUserID()+"> second, please")
+	// The follow-up must not start while the first session holds the thread.
+	deadline := time.Now().Add(300 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		if n := len(w.model.Requests()); n != 1 {
+			t.Fatalf("%d model calls: the follow-up did not wait", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	g.open()
+	thread := w.answered(channel, ts, "Second answer")
+	var order []string
+	for _, m := range botMessages(thread) {
+		order = append(order, messageText(m))
+	}
+	if !strings.Contains(strings.Join(order, "|"), "First answer") {
+		t.Fatalf("the first answer is missing: %v", order)
+	}
+	reqs := w.model.Requests()
+	joined := ""
+	for _, m := range reqs[len(reqs)-1].Messages {
+		joined += string(m.Role) + ": " + m.Content + "\n"
+	}
+	if !strings.Contains(joined, "assistant: First answer.") {
+		t.Errorf("the follow-up did not see the first answer:\n%s", joined)
+	}
+}
+
+func TestASlashCommandWhereTheBotIsNotAMemberIsAnsweredByDM(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.srv.AddChannel("C0PRIVATE", "secret-plans", false)
+	w.model.Push(textReport("Here, privately."))
+	w.srv.Slash("C0PRIVATE", asker, "/ask", "what are the plans?")
+	w.waitFor("an answer in the asker's DM", func() bool {
+		for _, e := range w.srv.Calls("chat.postMessage") {
+			if strings.HasPrefix(e.Params.Get("channel"), "D") && e.Error == "" {
+				for _, m := range w.srv.BotMessages(e.Params.Get("channel")) {
+					if strings.Contains(messageText(m), "Here, privately") {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	})
+}
+
+func TestAMessageSlackRefusesIsSentInPartsThenAsPlainText(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.srv.Fail("chat.update", "invalid_blocks", 2)
+	w.model.Push(slackReport([]any{map[string]any{"blocks": []any{section("*One*"), section("*Two*")}}}))
+	ts := w.srv.Mention(channel, asker, "two parts")
+	thread := w.answered(channel, ts, "Two")
+	text := ""
+	for _, m := range botMessages(thread) {
+		text += messageText(m)
+	}
+	if !strings.Contains(text, "One") || !strings.Contains(text, "Two") {
+		t.Fatalf("a part of the answer was lost: %s", text)
+	}
+}
+
+func TestNoProgressUpdateLandsAfterTheAnswer(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, func(c *config.Config, _ *agent.Runner) { c.Slack.ProgressInterval = config.Duration(time.Millisecond) })
+	turns := 0
+	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		turns++
+		if turns < 4 {
+			return call(agent.TaskStatusTool, `{"status":"in-progress","done":"","pending":"more","now":"step `+string(rune('0'+turns))+`","ready_for_final_report":false,"need_to_run_more_tools":true}`)
+		}
+		return textReport("Final words.")
+	})
+	w.cfg.Agents["assistant"].Tools = append(w.cfg.Agents["assistant"].Tools, agent.TaskStatusTool)
+	ts := w.srv.Mention(channel, asker, "work in steps")
+	thread := w.answered(channel, ts, "Final words")
+	// Let any stray refresh arrive, then check the answer is still the
+	// message's last version.
+	time.Sleep(100 * time.Millisecond)
+	for _, m := range botMessages(w.srv.Thread(channel, ts)) {
+		if strings.Contains(string(m.Blocks), "slackbot_stop") {
+			t.Fatalf("a progress message is what the thread shows last: %s", m.Blocks)
+		}
+	}
+	_ = thread
+}

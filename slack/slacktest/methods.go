@@ -287,6 +287,20 @@ func (s *Server) conversationsInfo(p url.Values) (result, *apiError) {
 	return result{"channel": info}, nil
 }
 
+// conversationsOpen opens (or finds) the bot's DM with one user; group DMs
+// are not emulated.
+func (s *Server) conversationsOpen(p url.Values) (result, *apiError) {
+	users := strings.Split(p.Get("users"), ",")
+	if len(users) != 1 || users[0] == "" {
+		return nil, fail("users_list_not_supplied")
+	}
+	if _, ok := s.users[users[0]]; !ok {
+		return nil, fail("user_not_found")
+	}
+	c := s.imWith(users[0])
+	return result{"channel": map[string]any{"id": c.id, "is_im": true, "user": users[0]}}, nil
+}
+
 func (s *Server) usersInfo(p url.Values) (result, *apiError) {
 	u, ok := s.users[p.Get("user")]
 	if !ok {

@@ -40,6 +40,7 @@ var methods = map[string]method{
 	"chat.postEphemeral":          {fn: (*Server).chatPostEphemeral},
 	"conversations.replies":       {fn: (*Server).conversationsReplies},
 	"conversations.info":          {fn: (*Server).conversationsInfo},
+	"conversations.open":          {fn: (*Server).conversationsOpen},
 	"users.info":                  {fn: (*Server).usersInfo},
 	"reactions.add":               {fn: (*Server).reactionsAdd},
 	"reactions.remove":            {fn: (*Server).reactionsRemove},
