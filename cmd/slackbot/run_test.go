@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/slackbot/slackbot/llm/llmtest"
+	"github.com/slackbot/slackbot/slack/slacktest"
+)
+
+// TestRunAnswersInSlackAndStopsCleanlyOnSIGTERM runs the real binary
+// against the Slack emulator: a mention is answered in its thread; a second
+// question still running when SIGTERM arrives gets an "interrupted" note,
+// and the process exits.
+func TestRunAnswersInSlackAndStopsCleanlyOnSIGTERM(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "slackbot")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	srv, err := slacktest.New(slacktest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	srv.AddChannel("C0GEN", "general", true)
+	model := llmtest.NewServer(t)
+	model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		for _, m := range r.Messages {
+			if strings.Contains(m.Content, "slow one") {
+				return llmtest.Reply{Text: "late", Delay: time.Minute}
+			}
+		}
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "agent__final_report",
+			Arguments: `{"status":"success","report_format":"slack-block-kit","report_content":"Hello from *the binary*."}`}}}
+	})
+	cfg := setup(t, model, "markdown", fmt.Sprintf("slack:\n  bot_token: %s\n  app_token: %s\n  api_url: %s\n  agent: helper\n  shutdown_grace: 200ms\n",
+		srv.BotToken(), srv.AppToken(), srv.APIURL()))
+	cmd := exec.Command(bin, "run", "--config", cfg)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() { _ = cmd.Process.Kill() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.WaitFor(ctx, func() bool { return srv.Connections() > 0 }); err != nil {
+		t.Fatalf("the bot never connected:\n%s", stderr.String())
+	}
+	ts := srv.Mention("C0GEN", "U0ADA", "hello?")
+	if err := srv.WaitFor(ctx, func() bool { return threadHas(srv, "C0GEN", ts, "the binary") }); err != nil {
+		t.Fatalf("no answer in the thread:\n%s", stderr.String())
+	}
+	slow := srv.Mention("C0GEN", "U0ADA", "the slow one")
+	model.Wait(2)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("slackbot run did not exit on SIGTERM:\n%s", stderr.String())
+	}
+	if !threadHas(srv, "C0GEN", slow, "Interrupted") {
+		t.Fatalf("the running question got no interrupted note: %+v\n%s", srv.Thread("C0GEN", slow), stderr.String())
+	}
+	if strings.Contains(stderr.String(), srv.BotToken()) || strings.Contains(stderr.String(), "sk-cli-SECRET999") {
+		t.Fatal("a secret reached the log")
+	}
+}
+
+func threadHas(srv *slacktest.Server, ch, ts, want string) bool {
+	for _, m := range srv.Thread(ch, ts) {
+		if m.BotID != "" && strings.Contains(m.Text+string(m.Blocks), want) {
+			return true
+		}
+	}
+	return false
+}
+
