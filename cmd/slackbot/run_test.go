@@ -88,4 +88,3 @@ func threadHas(srv *slacktest.Server, ch, ts, want string) bool {
 	}
 	return false
 }
-
