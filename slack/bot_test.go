@@ -471,3 +471,13 @@ func TestNoProgressUpdateLandsAfterTheAnswer(t *testing.T) {
 	}
 	_ = thread
 }
+
+func TestTheBotReconnectsAfterItsSocketsDrop(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.model.Push(textReport("Back online."))
+	w.srv.DropConnections()
+	w.waitFor("the bot to reconnect", func() bool { return w.srv.Connections() > 0 })
+	ts := w.srv.Mention(channel, asker, "are you back?")
+	w.answered(channel, ts, "Back online")
+}
