@@ -110,19 +110,48 @@ func (w *wiring) agent(name string) (*config.Agent, error) {
 	return nil, fmt.Errorf("no agent named %q in %s (agents: %s)", name, w.cfg.AgentsDir, strings.Join(names, ", "))
 }
 
-func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	stderr = lockedWriter(stderr) // log lines and progress lines come from many goroutines
-	fs := flag.NewFlagSet("ask", flag.ContinueOnError)
+// command holds the flags every command that runs sessions takes,
+// --config and --verbose, beside its own; its stderr is safe for the log
+// and progress lines that many goroutines write.
+type command struct {
+	fs      *flag.FlagSet
+	config  *string
+	verbose *bool
+	stderr  io.Writer
+}
+
+func newCommand(name string, stderr io.Writer) *command {
+	stderr = lockedWriter(stderr)
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", "slackbot.yaml", "configuration file")
-	name := fs.String("agent", "", "agent to ask (required)")
-	format := fs.String("format", "", "output format: markdown, json, tty, slack-block-kit, … (default: the agent's)")
-	verbose := fs.Bool("verbose", false, "log every event to stderr")
-	quiet := fs.Bool("quiet", false, "do not print progress to stderr")
-	if err := fs.Parse(args); err != nil {
+	return &command{fs: fs, stderr: stderr,
+		config:  fs.String("config", "slackbot.yaml", "configuration file"),
+		verbose: fs.Bool("verbose", false, "log every event to stderr")}
+}
+
+// parse reads args; a mistake in them is a usage error.
+func (c *command) parse(args []string) error {
+	if err := c.fs.Parse(args); err != nil {
 		return errUsage
 	}
-	question := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	return nil
+}
+
+// wire loads the configuration and builds the runner (see wire).
+func (c *command) wire(ctx context.Context) (*wiring, error) {
+	return wire(ctx, *c.config, *c.verbose, c.stderr)
+}
+
+func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := newCommand("ask", stderr)
+	stderr = c.stderr
+	name := c.fs.String("agent", "", "agent to ask (required)")
+	format := c.fs.String("format", "", "output format: markdown, json, tty, slack-block-kit, … (default: the agent's)")
+	quiet := c.fs.Bool("quiet", false, "do not print progress to stderr")
+	if err := c.parse(args); err != nil {
+		return err
+	}
+	question := strings.TrimSpace(strings.Join(c.fs.Args(), " "))
 	if *name == "" || question == "" {
 		fmt.Fprintln(stderr, `usage: slackbot ask [--config FILE] --agent NAME [--format FORMAT] "question"`)
 		return errUsage
@@ -130,7 +159,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *format != "" && !validFormat(*format) {
 		return fmt.Errorf("--format %q is not a format; use one of: %s", *format, strings.Join(config.Formats, ", "))
 	}
-	w, err := wire(ctx, *cfgPath, *verbose, stderr)
+	w, err := c.wire(ctx)
 	if err != nil {
 		return err
 	}
@@ -140,7 +169,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	var obs agent.Observer
-	if !*quiet && !*verbose {
+	if !*quiet && !*c.verbose {
 		obs = progress(stderr)
 	}
 	res := w.runner.Run(ctx, agent.Input{Agent: a, Format: *format, Prompt: question, Observer: obs})
@@ -156,16 +185,13 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // runChat keeps a conversation in the terminal: each line is a question,
 // answered by a new session that sees the earlier questions and answers.
 func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	stderr = lockedWriter(stderr) // log lines and progress lines come from many goroutines
-	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", "slackbot.yaml", "configuration file")
-	name := fs.String("agent", "assistant", "agent to talk to")
-	verbose := fs.Bool("verbose", false, "log every event to stderr")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	c := newCommand("chat", stderr)
+	stderr = c.stderr
+	name := c.fs.String("agent", "assistant", "agent to talk to")
+	if err := c.parse(args); err != nil {
+		return err
 	}
-	w, err := wire(ctx, *cfgPath, *verbose, stderr)
+	w, err := c.wire(ctx)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 
@@ -15,15 +14,12 @@ import (
 // runSlack serves Slack over Socket Mode until SIGINT or SIGTERM, then
 // lets running sessions finish (slack.shutdown_grace) and stops the tools.
 func runSlack(ctx context.Context, args []string, stderr io.Writer) error {
-	stderr = lockedWriter(stderr)
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", "slackbot.yaml", "configuration file")
-	verbose := fs.Bool("verbose", false, "log every event to stderr")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	c := newCommand("run", stderr)
+	stderr = c.stderr
+	if err := c.parse(args); err != nil {
+		return err
 	}
-	w, err := wire(ctx, *cfgPath, *verbose, stderr)
+	w, err := c.wire(ctx)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -81,16 +80,13 @@ func warmup(ctx context.Context, orch *tools.Orchestrator, log *zap.Logger) {
 // runTools lists the tools the configuration offers, after warming up every
 // provider, and with --agent marks those that agent is offered.
 func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	stderr = lockedWriter(stderr)
-	fs := flag.NewFlagSet("tools", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", "slackbot.yaml", "configuration file")
-	name := fs.String("agent", "", "show only the tools this agent is offered")
-	verbose := fs.Bool("verbose", false, "log every step to stderr")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	c := newCommand("tools", stderr)
+	stderr = c.stderr
+	name := c.fs.String("agent", "", "show only the tools this agent is offered")
+	if err := c.parse(args); err != nil {
+		return err
 	}
-	w, err := wire(ctx, *cfgPath, *verbose, stderr)
+	w, err := c.wire(ctx)
 	if err != nil {
 		return err
 	}
