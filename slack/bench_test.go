@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -47,6 +48,7 @@ const (
 	ackRate       = 250  // their pace, per second: well under the throughput
 	memSessions   = 1000 // sessions in flight at once in BenchmarkInFlightMemory
 	memDelay      = 2 * time.Second
+	profileRate   = 16 << 10 // bytes per heap profile sample in BenchmarkInFlightMemory
 )
 
 // BenchmarkSlackSessions measures sessions per second end to end with a
@@ -112,7 +114,7 @@ func BenchmarkAckLatency(b *testing.B) {
 // between the bot ("bot-heap-KB/session") and the world around it.
 func BenchmarkInFlightMemory(b *testing.B) {
 	rate := runtime.MemProfileRate
-	runtime.MemProfileRate = 1 // every allocation, to split the heap by who made it
+	runtime.MemProfileRate = profileRate // to split the heap by who made it
 	defer func() { runtime.MemProfileRate = rate }()
 	for range b.N {
 		w := newLoadWorld(b)
@@ -442,10 +444,14 @@ func botHeap() int64 {
 	}
 	var total int64
 	for i := range recs {
-		if recs[i].InUseBytes() == 0 || fromWorld(recs[i].Stack()) {
+		r := &recs[i]
+		if r.InUseBytes() == 0 || fromWorld(r.Stack()) {
 			continue
 		}
-		total += recs[i].InUseBytes()
+		// Unsample as pprof does: an object of size s is sampled with
+		// probability 1-exp(-s/rate).
+		size := float64(r.AllocBytes) / float64(r.AllocObjects)
+		total += int64(float64(r.InUseBytes()) / (1 - math.Exp(-size/float64(runtime.MemProfileRate))))
 	}
 	return total
 }
