@@ -57,6 +57,7 @@ test: peers
 bench: peers
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
 	bash bench/blockkit-vs-slackify.sh
+	bash bench/slack-load.sh
 
 # Every fuzz target of every package, FUZZTIME each: targets are found with
 # go test -list, so a new one is fuzzed without editing this file.
