@@ -137,3 +137,7 @@ type Provider interface {
 	Name() string
 	Complete(ctx context.Context, req *Request) (*Response, error)
 }
+
+// MaxIdleConnsPerHost is how many idle connections a provider keeps to its
+// endpoint: enough for the sessions of a busy bot to reuse theirs.
+const MaxIdleConnsPerHost = 256

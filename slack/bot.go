@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -96,7 +97,7 @@ func New(o Options) (*Bot, error) {
 		return nil, err
 	}
 	b.api = slackapi.New(cfg.BotToken.Reveal(), slackapi.OptionAPIURL(cfg.APIURL),
-		slackapi.OptionAppLevelToken(cfg.AppToken.Reveal()))
+		slackapi.OptionAppLevelToken(cfg.AppToken.Reveal()), slackapi.OptionHTTPClient(httpClient()))
 	return b, nil
 }
 
@@ -193,4 +194,20 @@ func (b *Bot) defaultAgent() (*config.Agent, error) {
 		}
 	}
 	return nil, errors.New("set slack.agent: the agent that answers in Slack")
+}
+
+// slackCallTimeout bounds one Web API call; a hung connection must not
+// hold an answer forever.
+const slackCallTimeout = 30 * time.Second
+
+// httpClient is the Web API's client: one pool of kept-alive connections
+// for every session (slack-go's default keeps two), each call bounded.
+func httpClient() *http.Client {
+	t, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return &http.Client{Timeout: slackCallTimeout}
+	}
+	t = t.Clone()
+	t.MaxIdleConnsPerHost = 256
+	return &http.Client{Transport: t, Timeout: slackCallTimeout}
 }

@@ -70,7 +70,11 @@ var _ llm.Provider = (*Provider)(nil)
 func New(name string, cfg config.Provider) (*Provider, error) {
 	transport := http.DefaultTransport
 	if t, ok := transport.(*http.Transport); ok {
-		transport = t.Clone() // a connection pool of its own
+		t = t.Clone() // a connection pool of its own
+		// Concurrent sessions call the same host: keep their connections
+		// instead of dialling anew for most calls (the default keeps 2).
+		t.MaxIdleConnsPerHost = llm.MaxIdleConnsPerHost
+		transport = t
 	}
 	opts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),

@@ -251,7 +251,11 @@ func finishReason(r string, hasCalls bool) llm.FinishReason {
 // (tracing middleware), that replacement is used as it is.
 func transport() http.RoundTripper {
 	if t, ok := http.DefaultTransport.(*http.Transport); ok {
-		return t.Clone()
+		t = t.Clone()
+		// Concurrent sessions call the same host: keep their connections
+		// instead of dialling anew for most calls (the default keeps 2).
+		t.MaxIdleConnsPerHost = llm.MaxIdleConnsPerHost
+		return t
 	}
 	return http.DefaultTransport
 }
