@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -15,7 +16,7 @@ import (
 type conn struct {
 	id       int
 	ws       *websocket.Conn
-	out      chan []byte
+	out      chan outgoing
 	quit     chan struct{}
 	once     sync.Once
 	draining bool // sent a disconnect: gets no new envelopes
@@ -30,7 +31,17 @@ func (c *conn) kill() {
 }
 
 // envelope is one delivery attempt of a Socket Mode request.
+// outgoing is a message for one socket; env, when set, is the envelope it
+// carries, told when it was written.
+type outgoing struct {
+	data []byte
+	env  *envelope
+}
+
 type envelope struct {
+	// sentAt is when the envelope was last written to a socket (Unix ns);
+	// the writer goroutine sets it without the server's lock.
+	sentAt  atomic.Int64
 	id      string
 	typ     string
 	payload json.RawMessage
@@ -54,6 +65,9 @@ type Envelope struct {
 	Conn        int    // the connection it went to; 0 while queued
 	Acked       bool
 	Expired     bool // never acked, and Slack has given up on it
+	// SentAt is when it was written to the socket (zero while queued):
+	// an ack's At minus SentAt is how long the bot took to ack it.
+	SentAt time.Time
 }
 
 var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
@@ -72,7 +86,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	c := &conn{ws: ws, out: make(chan []byte, 1024), quit: make(chan struct{})}
+	c := &conn{ws: ws, out: make(chan outgoing, 1024), quit: make(chan struct{})}
 
 	ws.SetPongHandler(func(string) error {
 		s.mu.Lock()
@@ -96,7 +110,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		"connection_info": map[string]any{"app_id": s.opts.AppID},
 		"debug_info":      map[string]any{"host": "applink-emulator", "build_number": 1, "approximate_connection_time": 18060},
 	})
-	c.out <- hello
+	c.out <- outgoing{data: hello}
 	queued := s.queue
 	s.queue = nil
 	for _, e := range queued {
@@ -123,8 +137,11 @@ func (s *Server) writeLoop(c *conn) {
 			return
 		case msg := <-c.out:
 			_ = c.ws.SetWriteDeadline(time.Now().Add(10 * time.Second))
-			if c.ws.WriteMessage(websocket.TextMessage, msg) != nil {
+			if c.ws.WriteMessage(websocket.TextMessage, msg.data) != nil {
 				return
+			}
+			if msg.env != nil {
+				msg.env.sentAt.Store(time.Now().UnixNano())
 			}
 		case <-ping.C:
 			if c.ws.WriteControl(websocket.PingMessage, []byte("ping"), time.Now().Add(5*time.Second)) != nil {
@@ -216,7 +233,7 @@ func (s *Server) send(e *envelope) {
 	}
 	c := live[rand.IntN(len(live))]
 	select {
-	case c.out <- e.wire():
+	case c.out <- outgoing{data: e.wire(), env: e}:
 	default:
 		// A client this far behind is as good as gone.
 		c.kill()
@@ -279,7 +296,7 @@ func (s *Server) Disconnect(reason string) {
 		}
 		c.draining = true
 		select {
-		case c.out <- msg:
+		case c.out <- outgoing{data: msg}:
 		default:
 		}
 		time.AfterFunc(s.opts.DisconnectGrace, c.kill)
@@ -316,8 +333,12 @@ func (s *Server) Envelopes() []Envelope {
 }
 
 func (e *envelope) snapshot() Envelope {
-	return Envelope{ID: e.id, Type: e.typ, Payload: e.payload, Attempt: e.attempt, RetryReason: e.reason,
+	env := Envelope{ID: e.id, Type: e.typ, Payload: e.payload, Attempt: e.attempt, RetryReason: e.reason,
 		Conn: e.conn, Acked: e.acked, Expired: e.expired}
+	if ns := e.sentAt.Load(); ns != 0 {
+		env.SentAt = time.Unix(0, ns)
+	}
+	return env
 }
 
 // EnvelopesPending counts deliveries still awaiting an ack: sent or queued,
