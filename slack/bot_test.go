@@ -481,3 +481,38 @@ func TestTheBotReconnectsAfterItsSocketsDrop(t *testing.T) {
 	ts := w.srv.Mention(channel, asker, "are you back?")
 	w.answered(channel, ts, "Back online")
 }
+
+func TestEditsDeletionsAndUnknownEnvelopesAreAckedAndIgnored(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.model.Push(textReport("Only this one."))
+	dm, first := w.srv.DM(asker, "first")
+	w.answered(dm, first, "Only this one")
+	raw := []string{
+		`{"type":"events_api","envelope_id":"raw-edit","payload":{"type":"event_callback","event_id":"EvEDIT","team_id":"T0EMULATOR","event":{"type":"message","subtype":"message_changed","channel":"` + dm + `","channel_type":"im","ts":"9.1","message":{"type":"message","user":"` + asker + `","text":"first, edited","ts":"9.0"}}}}`,
+		`{"type":"events_api","envelope_id":"raw-delete","payload":{"type":"event_callback","event_id":"EvDELETE","team_id":"T0EMULATOR","event":{"type":"message","subtype":"message_deleted","channel":"` + dm + `","channel_type":"im","ts":"9.2","deleted_ts":"9.0"}}}`,
+		`{"type":"something_new","envelope_id":"raw-unknown","payload":{}}`,
+	}
+	for _, r := range raw {
+		if err := w.srv.DeliverRaw([]byte(r)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.waitFor("the three envelopes to be acked", func() bool {
+		acked := 0
+		for _, a := range w.srv.Acks() {
+			if strings.HasPrefix(a.EnvelopeID, "raw-") {
+				acked++
+			}
+		}
+		return acked == 3
+	})
+	// A session for any of them would have asked the model: one more
+	// question shows whether the script was used up.
+	w.model.Push(textReport("Second answer."))
+	_, ts := w.srv.DM(asker, "second")
+	w.answered(dm, ts, "Second answer")
+	if n := len(w.model.Requests()); n != 2 {
+		t.Fatalf("%d model calls: an edit, a deletion or an unknown envelope started a session", n)
+	}
+}

@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"regexp"
 	"strings"
@@ -65,7 +66,17 @@ func (b *Bot) serve(ctx context.Context, sm *socketmode.Client) {
 		case socketmode.EventTypeConnectionError, socketmode.EventTypeIncomingError:
 			b.log.Warn("socket mode error", zap.Any("error", evt.Data))
 		case socketmode.EventTypeErrorBadMessage:
-			b.log.Warn("an envelope of an unknown shape was acknowledged and ignored")
+			// slack-go hands over what it cannot parse without a request
+			// to ack; Slack would redeliver it, so ack it by its id.
+			bad, _ := evt.Data.(*socketmode.ErrorBadMessage)
+			var env struct {
+				ID   string `json:"envelope_id"`
+				Type string `json:"type"`
+			}
+			if bad != nil && json.Unmarshal(bad.Message, &env) == nil && env.ID != "" {
+				_ = sm.Ack(socketmode.Request{EnvelopeID: env.ID})
+			}
+			b.log.Warn("an envelope of an unknown shape was acknowledged and ignored", zap.String("type", env.Type))
 		case socketmode.EventTypeInvalidAuth:
 			b.log.Error("slack refused the app token (invalid_auth)")
 		}
