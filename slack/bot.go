@@ -35,6 +35,15 @@ type Options struct {
 	State state.Store
 	// Log receives the bot's lines; nil logs nothing.
 	Log *zap.Logger
+	// Observer, when set, also receives every session's events (a
+	// playground's side panel); Thread tells which thread each belongs to.
+	Observer func(t Thread, e agent.Event)
+}
+
+// Thread names where a session answers.
+type Thread struct {
+	Channel string
+	TS      string
 }
 
 // How long the state remembers things.
@@ -51,6 +60,7 @@ type Bot struct {
 	runner *agent.Runner
 	state  state.Store
 	log    *zap.Logger
+	watch  func(Thread, agent.Event)
 	api    *slackapi.Client
 	owner  string // this process's name in thread leases
 
@@ -87,7 +97,7 @@ func New(o Options) (*Bot, error) {
 		st = state.NewMemory()
 	}
 	b := &Bot{
-		cfg: cfg, conf: o.Config, runner: o.Runner, state: st, log: log,
+		cfg: cfg, conf: o.Config, runner: o.Runner, state: st, log: log, watch: o.Observer,
 		owner:   fmt.Sprintf("slackbot-%d", time.Now().UnixNano()),
 		slots:   make(chan struct{}, max(cfg.MaxConcurrentSessions, 1)),
 		running: map[string]*run{}, threads: map[string]chan struct{}{},

@@ -118,8 +118,13 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 		log.Info("thread history trimmed to the model's window", zap.Int("dropped", dropped))
 	}
 	r.progress.start()
+	obs := r.progress.observe
+	if b.watch != nil {
+		where := Thread{Channel: r.req.channel, TS: r.req.threadTS}
+		obs = agent.Tee(obs, func(e agent.Event) { b.watch(where, e) })
+	}
 	res := b.runner.Run(sctx, agent.Input{Agent: r.agent, Format: config.FormatSlackBlockKit, History: history,
-		Prompt: r.req.text, Observer: r.progress.observe, SessionID: r.id})
+		Prompt: r.req.text, Observer: obs, SessionID: r.id})
 	// No progress update may land after the answer: the updater is
 	// stopped, and waited for, first.
 	r.progress.stop()
