@@ -8,7 +8,7 @@ NPM_DIR  := testdata/npm
 NPM_DONE := $(NPM_DIR)/node_modules/.package-lock.json
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build run test bench fuzz lint peers node
+.PHONY: all build run test bench fuzz lint peers node chromium
 
 all: build
 
@@ -21,13 +21,14 @@ slackbot.yaml:
 	@echo "created slackbot.yaml from slackbot.example.yaml; set OPENAI_API_KEY or ANTHROPIC_API_KEY (or edit it)"
 
 # With Slack tokens in the environment the bot answers in Slack; without
-# them it is a terminal chat with the same runtime.
+# them it runs in the playground: a local Slack-like page at LISTEN.
+LISTEN ?= 127.0.0.1:3000
 run: build slackbot.yaml
 	@if [ -n "$$SLACK_BOT_TOKEN" ] && [ -n "$$SLACK_APP_TOKEN" ]; then \
 	  ./bin/slackbot run --config slackbot.yaml; \
 	else \
-	  echo "SLACK_BOT_TOKEN and SLACK_APP_TOKEN are not both set: starting a terminal chat instead (see README: Slack)"; \
-	  ./bin/slackbot chat --config slackbot.yaml; \
+	  echo "SLACK_BOT_TOKEN and SLACK_APP_TOKEN are not both set: starting the playground at http://$(LISTEN)/ (see README: Playground)"; \
+	  ./bin/slackbot dev --config slackbot.yaml --listen $(LISTEN); \
 	fi
 
 # Node and npm come from Debian when the machine lacks them: as root
@@ -44,13 +45,25 @@ node:
 	echo "installing $(APT_PACKAGES) from Debian$${SUDO:+ with sudo}"; \
 	$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $(APT_PACKAGES)
 
+# Chromium from Debian for the playground's browser tests, installed like
+# Node: as root, or through sudo, else make stops and prints the command.
+chromium:
+	@if command -v chromium >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=; \
+	elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; \
+	else echo "Chromium is needed for the playground's browser tests. Run as root:"; \
+	  echo "  apt-get update && apt-get install -y chromium"; \
+	  echo "then run make again."; exit 1; fi; \
+	echo "installing chromium from Debian$${SUDO:+ with sudo}"; \
+	$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium
+
 # Test peers pinned in testdata/npm/package-lock.json (slackify-markdown, MCP servers).
 peers: node $(NPM_DONE)
 $(NPM_DONE): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
 	npm ci --prefix $(NPM_DIR) --no-audit --no-fund --loglevel=error
 	@touch $(NPM_DONE)
 
-test: peers
+test: peers chromium
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
 

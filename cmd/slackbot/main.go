@@ -20,6 +20,8 @@ const usage = `slackbot — an LLM agent runtime whose front door is Slack.
 
 Usage:
   slackbot run [--config FILE]    answer in Slack (Socket Mode) until stopped
+  slackbot dev [--config FILE] [--listen 127.0.0.1:3000]
+                                  the bot in a local Slack-like web page, no workspace needed
   slackbot ask [--config FILE] --agent NAME [--format FORMAT] "question"
                                   run one session and print its final report
   slackbot chat [--config FILE] [--agent NAME]
@@ -74,6 +76,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runTools(ctx, args[1:], stdout, stderr)
 	case "run":
 		return runSlack(ctx, args[1:], stderr)
+	case "dev":
+		return runDev(ctx, args[1:], stdout, stderr)
 	case "agents":
 		return runAgents(args[1:], stdout, stderr)
 	case "render":
