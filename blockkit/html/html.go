@@ -6,6 +6,12 @@
 // model's answer cannot inject markup or script into the page. The markup
 // uses the classes styled by CSS. Block types the renderer does not know
 // are shown as a grey "unsupported block" box rather than dropped.
+//
+// A markdown block is converted with blockkit.Mrkdwn and drawn as mrkdwn,
+// so it shows what the bot's own conversion makes of standard Markdown
+// (headings bold, tables aligned code). A table block has no header flag,
+// so all its rows are data rows; a data_table's first row is its header.
+// Blocks keep their order, although Slack shows a table block last.
 package html
 
 import (
