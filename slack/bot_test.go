@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -514,5 +515,27 @@ func TestEditsDeletionsAndUnknownEnvelopesAreAckedAndIgnored(t *testing.T) {
 	w.answered(dm, ts, "Second answer")
 	if n := len(w.model.Requests()); n != 2 {
 		t.Fatalf("%d model calls: an edit, a deletion or an unknown envelope started a session", n)
+	}
+}
+
+func TestALongThreadGivesTheModelItsNewestMessages(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, func(c *config.Config, _ *agent.Runner) { c.Slack.History.MaxMessages = 5 })
+	w.model.Push(textReport("First."), textReport("Caught up."))
+	ts := w.srv.Mention(channel, asker, "start")
+	w.answered(channel, ts, "First")
+	for i := range 230 { // more than one page of replies
+		w.srv.Reply(channel, ts, "U0BOB", "chatter "+strconv.Itoa(i))
+	}
+	w.srv.Reply(channel, ts, asker, "<@"+w.srv.BotUserID()+"> what was said last?")
+	w.answered(channel, ts, "Caught up")
+	reqs := w.model.Requests()
+	var got []string
+	for _, m := range reqs[len(reqs)-1].Messages {
+		got = append(got, m.Content)
+	}
+	joined := strings.Join(got, "\n")
+	if !strings.Contains(joined, "chatter 229") || strings.Contains(joined, "chatter 100") {
+		t.Fatalf("the model got the wrong part of the thread:\n%s", joined)
 	}
 }

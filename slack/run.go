@@ -295,8 +295,7 @@ func (b *Bot) history(ctx context.Context, req request) []llm.Message {
 	if req.threadTS == "" || req.threadTS == req.ts && !req.followup {
 		return nil
 	}
-	msgs, _, _, err := b.api.GetConversationRepliesContext(ctx, &slackapi.GetConversationRepliesParameters{
-		ChannelID: req.channel, Timestamp: req.threadTS, Limit: b.cfg.History.MaxMessages + 1})
+	msgs, err := b.replies(ctx, req.channel, req.threadTS)
 	if err != nil {
 		b.log.Warn("thread history unavailable; answering without it", zap.Error(slackError(err)))
 		return nil
@@ -326,6 +325,42 @@ func (b *Bot) history(ctx context.Context, req request) []llm.Message {
 	}
 	slices.Reverse(out)
 	return out
+}
+
+// maxThreadRead bounds how many messages of a thread are read to find its
+// newest ones (conversations.replies pages from the oldest).
+const maxThreadRead = 2000
+
+// replies reads a thread oldest first, page by page, keeping the newest
+// history.max_messages + 1 (the question may be among them).
+func (b *Bot) replies(ctx context.Context, channel, ts string) ([]slackapi.Message, error) {
+	keep := b.cfg.History.MaxMessages + 1
+	var out []slackapi.Message
+	cursor := ""
+	for read := 0; read < maxThreadRead; {
+		var page []slackapi.Message
+		var more bool
+		var next string
+		err := withRetry(ctx, func() error {
+			var err error
+			page, more, next, err = b.api.GetConversationRepliesContext(ctx, &slackapi.GetConversationRepliesParameters{
+				ChannelID: channel, Timestamp: ts, Cursor: cursor, Limit: 200})
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		read += len(page)
+		out = append(out, page...)
+		if len(out) > keep {
+			out = out[len(out)-keep:]
+		}
+		if !more || next == "" {
+			break
+		}
+		cursor = next
+	}
+	return out, nil
 }
 
 // userName is a user's display name, cached; the id when it is unknown.

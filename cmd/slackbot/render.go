@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"html/template"
 	"io"
 	"net/url"
 	"strings"
@@ -13,9 +14,10 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/slackbot/slackbot/blockkit"
+	bkhtml "github.com/slackbot/slackbot/blockkit/html"
 )
 
-const renderUsage = `usage: slackbot render [--input markdown|report] [--builder-url] < FILE
+const renderUsage = `usage: slackbot render [--input markdown|report] [--builder-url] [--html] < FILE
 
 Reads FILE from standard input and prints the Slack messages the bot would
 post, as an indented JSON array of {"text": …, "blocks": […]} objects.
@@ -30,10 +32,13 @@ post, as an indented JSON array of {"text": …, "blocks": […]} objects.
   --builder-url     also print, for each message, a Slack Block Kit Builder
                     link to standard error ("builder: N/M: URL"), so that
                     standard output stays valid JSON.
+  --html            print a standalone HTML page drawing the messages the
+                    way Slack shows them, instead of the JSON.
 
 Examples:
   slackbot render < answer.md | jq '.[0].blocks | length'
   slackbot render --input report --builder-url < final_report.json
+  slackbot render --html < answer.md > answer.html
 `
 
 // builderBase is the Block Kit Builder page; the payload goes in the fragment.
@@ -47,6 +52,7 @@ func runRender(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs.Usage = func() { fmt.Fprint(fs.Output(), renderUsage) }
 	input := fs.String("input", "markdown", "what standard input holds: markdown or report")
 	builder := fs.Bool("builder-url", false, "print a Block Kit Builder link per message to standard error")
+	asHTML := fs.Bool("html", false, "print a standalone HTML page of the messages instead of JSON")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -82,15 +88,21 @@ func runRender(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		msgs = []blockkit.Message{}
 	}
 
-	data, err = json.Marshal(msgs)
-	if err != nil {
-		return fmt.Errorf("render: encoding messages: %w", err)
-	}
 	var out bytes.Buffer
-	if err := json.Indent(&out, unescapeHTML(data), "", "  "); err != nil {
-		return fmt.Errorf("render: indenting messages: %w", err)
+	if *asHTML {
+		if err := renderPage(&out, msgs); err != nil {
+			return fmt.Errorf("render: drawing HTML: %w", err)
+		}
+	} else {
+		data, err = json.Marshal(msgs)
+		if err != nil {
+			return fmt.Errorf("render: encoding messages: %w", err)
+		}
+		if err := json.Indent(&out, unescapeHTML(data), "", "  "); err != nil {
+			return fmt.Errorf("render: indenting messages: %w", err)
+		}
+		out.WriteByte('\n')
 	}
-	out.WriteByte('\n')
 	if _, err := stdout.Write(out.Bytes()); err != nil {
 		return fmt.Errorf("render: writing output: %w", err)
 	}
@@ -105,6 +117,22 @@ func runRender(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// renderPage writes an HTML page drawing msgs.
+func renderPage(w io.Writer, msgs []blockkit.Message) error {
+	drawn := make([]template.HTML, 0, len(msgs))
+	for _, m := range msgs {
+		var blocks []byte
+		if len(m.Blocks) > 0 {
+			var err error
+			if blocks, err = json.Marshal(slack.Blocks{BlockSet: m.Blocks}); err != nil {
+				return err
+			}
+		}
+		drawn = append(drawn, bkhtml.Message(blocks, m.Text))
+	}
+	return bkhtml.Page(w, "slackbot render", drawn)
 }
 
 // renderUsageError reports a usage mistake with the usage text; main exits 2

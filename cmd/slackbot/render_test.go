@@ -223,3 +223,58 @@ func TestUnescapeHTMLKeepsEscapedBackslashes(t *testing.T) {
 		t.Fatalf("unescaping changed the decoded value: %v vs %v", a, b)
 	}
 }
+
+func TestRenderHTMLPrintsAStandalonePage(t *testing.T) {
+	t.Parallel()
+	md := "# Plan\n\nUse **care** <script>alert(1)</script>.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```\nx\n```\n"
+	stdout, stderr, err := renderRun(t, md, "--html")
+	if err != nil {
+		t.Fatalf("render --html: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{
+		"<!DOCTYPE html>\n<html lang=\"en\">",
+		`<meta charset="utf-8">`,
+		"<style>",
+		".bk-message{",
+		`<div class="bk-message"><div class="bk-header">Plan</div>`,
+		`Use <b>care</b> &lt;script&gt;alert(1)&lt;/script&gt;.`,
+		`<table class="bk-table">`,
+		`<pre class="bk-pre">x</pre>`,
+		"</body>\n</html>\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("missing %q in\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "<script") {
+		t.Errorf("a script tag from the answer is live:\n%s", stdout)
+	}
+	if strings.HasPrefix(strings.TrimSpace(stdout), "[") {
+		t.Errorf("--html printed JSON:\n%s", stdout)
+	}
+}
+
+func TestRenderHTMLDrawsAReportWithOneMessageDivEach(t *testing.T) {
+	t.Parallel()
+	report := `{"status":"success","report_format":"slack-block-kit","messages":[
+		{"blocks":[{"type":"section","text":{"type":"mrkdwn","text":"first"}}]},
+		{"blocks":[{"type":"section","text":{"type":"mrkdwn","text":"second"}}]}]}`
+	stdout, stderr, err := renderRun(t, report, "--input", "report", "--html")
+	if err != nil {
+		t.Fatalf("render --input report --html: %v\n%s", err, stderr)
+	}
+	if n := strings.Count(stdout, `<div class="bk-message">`); n != 2 {
+		t.Errorf("%d message divs, want 2:\n%s", n, stdout)
+	}
+}
+
+func TestRenderHTMLOfEmptyMarkdownIsAnEmptyPage(t *testing.T) {
+	t.Parallel()
+	stdout, _, err := renderRun(t, "", "--html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, "<body>\n</body>") {
+		t.Errorf("want an empty body:\n%s", stdout)
+	}
+}

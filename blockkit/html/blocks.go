@@ -1,0 +1,335 @@
+package html
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/slackbot/slackbot/blockkit"
+)
+
+// textObject is a Block Kit text object: plain_text or mrkdwn.
+type textObject struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// slackFile is an image hosted by Slack, named by url or id.
+type slackFile struct {
+	URL string `json:"url"`
+	ID  string `json:"id"`
+}
+
+// element is any block element or context element. Text is raw because it
+// is a string in context text objects and an object in buttons.
+type element struct {
+	Type      string          `json:"type"`
+	Text      json.RawMessage `json:"text"`
+	ActionID  string          `json:"action_id"`
+	Value     string          `json:"value"`
+	URL       string          `json:"url"`
+	Style     string          `json:"style"`
+	ImageURL  string          `json:"image_url"`
+	AltText   string          `json:"alt_text"`
+	SlackFile *slackFile      `json:"slack_file"`
+}
+
+// block holds the fields of every block type the renderer draws; each type
+// reads the ones it has.
+type block struct {
+	Type      string          `json:"type"`
+	Text      json.RawMessage `json:"text"`
+	Fields    []textObject    `json:"fields"`
+	Accessory *element        `json:"accessory"`
+	Elements  json.RawMessage `json:"elements"`
+	ImageURL  string          `json:"image_url"`
+	AltText   string          `json:"alt_text"`
+	Title     *textObject     `json:"title"`
+	SlackFile *slackFile      `json:"slack_file"`
+	Rows      [][]tableCell   `json:"rows"`
+	Caption   string          `json:"caption"`
+	Columns   []struct {
+		Align     string `json:"align"`
+		IsWrapped bool   `json:"is_wrapped"`
+	} `json:"column_settings"`
+}
+
+// block draws one block; a block that does not decode becomes an error box
+// holding its JSON, and the rest of the message is still drawn.
+func (r *renderer) block(raw json.RawMessage) {
+	var b block
+	if err := json.Unmarshal(raw, &b); err != nil {
+		r.errorBox("invalid block: "+err.Error(), string(raw))
+		return
+	}
+	var err error
+	switch b.Type {
+	case "header":
+		err = r.header(b)
+	case "section":
+		err = r.section(b)
+	case "context":
+		err = r.context(b)
+	case "divider":
+		r.b.WriteString(`<hr class="bk-divider">`)
+	case "image":
+		r.b.WriteString(`<figure class="bk-image">`)
+		if b.Title != nil && b.Title.Text != "" {
+			r.b.WriteString(`<figcaption class="bk-image-title">`)
+			r.esc(b.Title.Text)
+			r.b.WriteString(`</figcaption>`)
+		}
+		r.image("bk-image-img", b.ImageURL, b.SlackFile, b.AltText, b.Title)
+		r.b.WriteString(`</figure>`)
+	case "actions":
+		err = r.actions(b)
+	case "table":
+		r.table(b, false)
+	case "data_table":
+		r.table(b, true)
+	case "rich_text":
+		err = r.richText(b.Elements)
+	case "markdown":
+		var md string
+		if err = json.Unmarshal(b.Text, &md); err == nil {
+			// The bot's own Markdown conversion shows what standard
+			// Markdown looks like in Slack's dialect.
+			r.b.WriteString(`<div class="bk-markdown bk-mrkdwn">`)
+			r.mrkdwn(blockkit.Mrkdwn(md))
+			r.b.WriteString(`</div>`)
+		}
+	default:
+		r.unsupported("block", b.Type)
+	}
+	if err != nil {
+		r.errorBox("invalid "+b.Type+" block: "+err.Error(), string(raw))
+	}
+}
+
+func (r *renderer) header(b block) error {
+	var t textObject
+	if err := json.Unmarshal(b.Text, &t); err != nil {
+		return err
+	}
+	r.b.WriteString(`<div class="bk-header">`)
+	r.escLines(t.Text)
+	r.b.WriteString(`</div>`)
+	return nil
+}
+
+func (r *renderer) section(b block) error {
+	var t *textObject
+	if len(b.Text) > 0 && string(b.Text) != "null" {
+		if err := json.Unmarshal(b.Text, &t); err != nil {
+			return err
+		}
+	}
+	r.b.WriteString(`<div class="bk-section"><div class="bk-section-body">`)
+	if t != nil {
+		r.text(*t, "div")
+	}
+	if len(b.Fields) > 0 {
+		r.b.WriteString(`<div class="bk-fields">`)
+		for _, f := range b.Fields {
+			r.b.WriteString(`<div class="bk-field">`)
+			r.text(f, "div")
+			r.b.WriteString(`</div>`)
+		}
+		r.b.WriteString(`</div>`)
+	}
+	r.b.WriteString(`</div>`)
+	if a := b.Accessory; a != nil {
+		r.b.WriteString(`<div class="bk-accessory">`)
+		switch a.Type {
+		case "image":
+			r.image("bk-accessory-img", a.ImageURL, a.SlackFile, a.AltText, nil)
+		default:
+			r.element(*a)
+		}
+		r.b.WriteString(`</div>`)
+	}
+	r.b.WriteString(`</div>`)
+	return nil
+}
+
+// text draws a text object: mrkdwn as Slack formats it, plain_text as is.
+func (r *renderer) text(t textObject, tag string) {
+	if t.Type == "mrkdwn" {
+		r.b.WriteString("<" + tag + ` class="bk-mrkdwn">`)
+		r.mrkdwn(t.Text)
+	} else {
+		r.b.WriteString("<" + tag + ` class="bk-plain">`)
+		r.escLines(t.Text)
+	}
+	r.b.WriteString("</" + tag + ">")
+}
+
+func (r *renderer) context(b block) error {
+	var els []element
+	if err := json.Unmarshal(b.Elements, &els); err != nil {
+		return err
+	}
+	r.b.WriteString(`<div class="bk-context">`)
+	for _, e := range els {
+		switch e.Type {
+		case "mrkdwn", "plain_text":
+			var s string
+			if err := json.Unmarshal(e.Text, &s); err != nil {
+				return err
+			}
+			r.text(textObject{Type: e.Type, Text: s}, "div")
+		case "image":
+			r.image("bk-context-img", e.ImageURL, e.SlackFile, e.AltText, nil)
+		default:
+			r.unsupported("element", e.Type)
+		}
+	}
+	r.b.WriteString(`</div>`)
+	return nil
+}
+
+// image draws an <img> when its address is safe to load, else a labelled
+// placeholder, so an answer cannot load javascript: or data: addresses.
+func (r *renderer) image(class, src string, file *slackFile, alt string, title *textObject) {
+	if src == "" && file != nil {
+		src = file.URL
+	}
+	if !safeURL(src, imageSchemes) {
+		r.b.WriteString(`<span class="bk-image-missing">[image`)
+		if alt != "" {
+			r.b.WriteString(": ")
+			r.esc(alt)
+		}
+		r.b.WriteString(`]</span>`)
+		return
+	}
+	r.b.WriteString(`<img class="` + class + `"`)
+	r.attr("src", src)
+	r.attr("alt", alt)
+	if title != nil && title.Text != "" {
+		r.attr("title", title.Text)
+	}
+	r.b.WriteString(` loading="lazy">`)
+}
+
+func (r *renderer) actions(b block) error {
+	var els []element
+	if err := json.Unmarshal(b.Elements, &els); err != nil {
+		return err
+	}
+	r.b.WriteString(`<div class="bk-actions">`)
+	for _, e := range els {
+		r.element(e)
+	}
+	r.b.WriteString(`</div>`)
+	return nil
+}
+
+// element draws an interactive element. A button carries data-action-id
+// and data-value so that a page can send its clicks on; one with a safe
+// url is also a link.
+func (r *renderer) element(e element) {
+	if e.Type != "button" {
+		r.unsupported("element", e.Type)
+		return
+	}
+	var label textObject
+	_ = json.Unmarshal(e.Text, &label) // a missing label draws an empty button
+	class := "bk-button"
+	switch e.Style {
+	case "primary", "danger":
+		class += " bk-button-" + e.Style
+	}
+	tag := "button"
+	if safeURL(e.URL, linkSchemes) {
+		tag = "a"
+	}
+	r.b.WriteString("<" + tag + ` class="` + class + `"`)
+	if tag == "a" {
+		r.attr("href", e.URL)
+		r.b.WriteString(` target="_blank" rel="noopener noreferrer"`)
+	} else {
+		r.b.WriteString(` type="button"`)
+	}
+	r.attr("data-action-id", e.ActionID)
+	r.attr("data-value", e.Value)
+	r.b.WriteString(">")
+	r.esc(label.Text)
+	r.b.WriteString("</" + tag + ">")
+}
+
+// tableCell is one cell of a table block: raw_text, raw_number or
+// rich_text; a null cell decodes with an empty Type.
+type tableCell struct {
+	Type     string          `json:"type"`
+	Text     string          `json:"text"`
+	Value    json.Number     `json:"value"`
+	Elements json.RawMessage `json:"elements"`
+}
+
+// table draws a table or data_table block. A data_table's first row is its
+// header; a table block has no such flag, so every row of it is data.
+func (r *renderer) table(b block, firstRowHeader bool) {
+	r.b.WriteString(`<div class="bk-table-wrap"><table class="bk-table">`)
+	if b.Caption != "" {
+		r.b.WriteString(`<caption>`)
+		r.esc(b.Caption)
+		r.b.WriteString(`</caption>`)
+	}
+	for i, row := range b.Rows {
+		head := firstRowHeader && i == 0
+		switch {
+		case head:
+			r.b.WriteString(`<thead>`)
+		case i == 0 || firstRowHeader && i == 1:
+			r.b.WriteString(`<tbody>`)
+		}
+		r.b.WriteString(`<tr>`)
+		for j, c := range row {
+			tag := "td"
+			if head {
+				tag = "th"
+			}
+			class := "bk-cell"
+			if j < len(b.Columns) {
+				switch a := b.Columns[j].Align; a {
+				case "center", "right":
+					class += " bk-align-" + a
+				}
+				if b.Columns[j].IsWrapped {
+					class += " bk-wrap"
+				}
+			}
+			r.b.WriteString("<" + tag + ` class="` + class + `">`)
+			r.cell(c)
+			r.b.WriteString("</" + tag + ">")
+		}
+		r.b.WriteString(`</tr>`)
+		if head {
+			r.b.WriteString(`</thead>`)
+		}
+	}
+	if len(b.Rows) > 0 && !(firstRowHeader && len(b.Rows) == 1) {
+		r.b.WriteString(`</tbody>`)
+	}
+	r.b.WriteString(`</table></div>`)
+}
+
+func (r *renderer) cell(c tableCell) {
+	switch c.Type {
+	case "":
+	case "raw_text":
+		r.escLines(c.Text)
+	case "raw_number":
+		if c.Text != "" {
+			r.esc(c.Text)
+		} else if f, err := strconv.ParseFloat(string(c.Value), 64); err == nil {
+			r.esc(strconv.FormatFloat(f, 'f', -1, 64))
+		}
+	case "rich_text":
+		if err := r.richText(c.Elements); err != nil {
+			r.errorBox("invalid rich_text cell: "+err.Error(), string(c.Elements))
+		}
+	default:
+		r.unsupported("cell", c.Type)
+	}
+}
