@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/slackbot/slackbot/agent"
+	bkhtml "github.com/slackbot/slackbot/blockkit/html"
 	"github.com/slackbot/slackbot/slack"
 	"github.com/slackbot/slackbot/slack/slacktest"
 )
@@ -59,7 +60,8 @@ type Playground struct {
 	setup    []string
 	log      *zap.Logger
 	sessions *sessions
-	dm       string // the DM channel between the person and the bot
+	drawer   bkhtml.Options // draws messages, naming the page's people
+	dm       string         // the DM channel between the person and the bot
 }
 
 // New prepares the emulator's workspace (#general, the person, the DM with
@@ -76,8 +78,10 @@ func New(o Options) (*Playground, error) {
 	}
 	o.Server.AddChannel(General, "general", true)
 	o.Server.AddUser(User, userName)
-	return &Playground{srv: o.Server, slash: o.SlashCommand, setup: o.Setup, log: o.Log,
-		sessions: newSessions(), dm: "D" + User}, nil
+	p := &Playground{srv: o.Server, slash: o.SlashCommand, setup: o.Setup, log: o.Log,
+		sessions: newSessions(), dm: "D" + User}
+	p.drawer = bkhtml.Options{UserName: p.userName, ChannelName: channelName}
+	return p, nil
 }
 
 // Observe records a session's event for the side panel; pass it as
@@ -89,6 +93,7 @@ func (p *Playground) Observe(t slack.Thread, e agent.Event) { p.sessions.observe
 func (p *Playground) Handler() http.Handler {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(web, "web/static")
+	mux.HandleFunc("GET /static/blockkit.css", blockKitCSS)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	mux.HandleFunc("GET /{$}", p.page)
 	mux.HandleFunc("GET /events", p.events)

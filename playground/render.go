@@ -67,7 +67,7 @@ type messageView struct {
 func (p *Playground) fragment(m slacktest.Message, inList bool, replies int, reactions []string) string {
 	v := messageView{Channel: m.Channel, TS: m.TS, ThreadTS: m.ThreadTS, Bot: m.BotID != "",
 		Author: p.author(m), Time: stamp(m.TS), Edited: len(m.History) > 0,
-		Content: bkhtml.Message(m.Blocks, m.Text), Reactions: reactions, Replies: replies, InList: inList}
+		Content: p.drawer.Message(m.Blocks, m.Text), Reactions: reactions, Replies: replies, InList: inList}
 	v.Initial = strings.ToUpper(v.Author[:1])
 	if len(m.Blocks) > 0 {
 		v.JSON, v.Builder = blocksJSON(m.Blocks)
@@ -77,6 +77,31 @@ func (p *Playground) fragment(m slacktest.Message, inList bool, replies int, rea
 		return "<div>" + esc(err.Error()) + "</div>"
 	}
 	return b.String()
+}
+
+// userName names the people the page knows in mentions.
+func (p *Playground) userName(id string) string {
+	switch id {
+	case User:
+		return userName
+	case p.srv.BotUserID():
+		return "slackbot"
+	}
+	return ""
+}
+
+// channelName names the channels the page shows in mentions.
+func channelName(id string) string {
+	if id == General {
+		return "general"
+	}
+	return ""
+}
+
+// blockKitCSS serves the Block Kit renderer's stylesheet.
+func blockKitCSS(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	_, _ = w.Write([]byte(bkhtml.CSS))
 }
 
 func (p *Playground) author(m slacktest.Message) string {

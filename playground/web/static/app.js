@@ -30,9 +30,8 @@
     for (const c of container.children) {
       if (c.dataset.ts > ts) { next = c; break; }
     }
-    const atEnd = container.scrollHeight - container.scrollTop - container.clientHeight < 80;
     container.insertBefore(el, next);
-    if (!next && atEnd) container.scrollTop = container.scrollHeight;
+    if (!next) el.scrollIntoView({ block: "end" });
   }
 
   function connect() {
