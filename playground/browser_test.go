@@ -186,7 +186,10 @@ func TestInTheBrowserAMentionIsAnsweredLiveAndAFollowUpInTheThread(t *testing.T)
 		t.Errorf("the thread lacks the follow-up and its answer:\n%s", all)
 	}
 	if os.Getenv("UPDATE_SCREENSHOT") != "" {
-		png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+		// The viewport as a person sees it; a full-page capture resizes
+		// the page's 100vh panes and draws them scrolled.
+		b.run("close the JSON view", chromedp.Click(chromedp.CSS(answer+` [data-view-json]`)))
+		png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
 		if err != nil {
 			t.Fatal(err)
 		}
