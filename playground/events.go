@@ -121,6 +121,17 @@ func (p *Playground) draw(channel, thread string) view {
 			v["thread:"+m.TS] = p.fragment(m, false, 0, reactions[m.TS])
 		}
 	}
+	for _, e := range p.srv.Ephemerals() {
+		if e.Channel != channel || e.User != User || e.TS == "" {
+			continue
+		}
+		switch {
+		case e.ThreadTS == "":
+			v["list:"+e.TS] = p.ephemeral(e, true)
+		case e.ThreadTS == thread:
+			v["thread:"+e.TS] = p.ephemeral(e, false)
+		}
+	}
 	if thread != "" {
 		v["status"] = p.status(channel, thread)
 		v["session"] = string(p.sessions.html(slack.Thread{Channel: channel, TS: thread}))

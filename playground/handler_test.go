@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/playground"
 	"github.com/slackbot/slackbot/slack/slacktest"
 )
@@ -224,4 +226,19 @@ func stream(ctx context.Context, t *testing.T, url string) <-chan sse {
 		}
 	}()
 	return out
+}
+
+func TestARefusalShowsAsAMessageOnlyThePersonSees(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, func(c *config.Config) { c.Slack.Allow.Users = []string{"U0SOMEONEELSE"} })
+	post(t, w.page.URL+"/send", `{"channel":"C0GENERAL","text":"@slackbot hello"}`, http.StatusOK)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for ev := range stream(ctx, t, w.page.URL+"/events?c=C0GENERAL") {
+		if ev.name == "fragment" && strings.Contains(ev.data["html"], "Only visible to you") &&
+			strings.Contains(ev.data["html"], html.EscapeString(config.DefaultRejectionMessage)) {
+			return
+		}
+	}
+	t.Fatal("the refusal never showed")
 }

@@ -32,7 +32,7 @@ type world struct {
 }
 
 // newWorld starts everything and waits until the bot is connected.
-func newWorld(t *testing.T) *world {
+func newWorld(t *testing.T, opts ...func(*config.Config)) *world {
 	t.Helper()
 	srv, err := slacktest.New(slacktest.Options{AckTimeout: 2 * time.Second, PingInterval: time.Second, DisconnectGrace: 200 * time.Millisecond})
 	if err != nil {
@@ -57,6 +57,9 @@ func newWorld(t *testing.T) *world {
 			MaxConcurrentSessions: 4, ShutdownGrace: config.Duration(2 * time.Second),
 			RejectionMessage: config.DefaultRejectionMessage,
 		},
+	}
+	for _, o := range opts {
+		o(cfg)
 	}
 	provider, err := openai.New("fake", config.Provider{Type: "openai", BaseURL: model.URL() + "/v1/", APIKey: "sk-test-key"})
 	if err != nil {

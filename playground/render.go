@@ -61,6 +61,7 @@ type messageView struct {
 	Replies               int
 	InList                bool // in the channel's list, rather than the thread pane
 	JSON, Builder         string
+	Ephemeral             bool // shown only to the person it was sent to
 }
 
 // fragment draws one message for the list or the thread pane.
@@ -72,6 +73,18 @@ func (p *Playground) fragment(m slacktest.Message, inList bool, replies int, rea
 	if len(m.Blocks) > 0 {
 		v.JSON, v.Builder = blocksJSON(m.Blocks)
 	}
+	var b bytes.Buffer
+	if err := pages.ExecuteTemplate(&b, "message", v); err != nil {
+		return "<div>" + esc(err.Error()) + "</div>"
+	}
+	return b.String()
+}
+
+// ephemeral draws a message the bot sent to the page's user alone (a
+// refusal, "only the person who asked can stop this"), as Slack shows it.
+func (p *Playground) ephemeral(e slacktest.Ephemeral, inList bool) string {
+	v := messageView{Channel: e.Channel, TS: e.TS, ThreadTS: e.ThreadTS, Bot: true, Author: "slackbot", Initial: "S",
+		Time: stamp(e.TS), Content: p.drawer.Message(e.Blocks, e.Text), InList: inList, Ephemeral: true}
 	var b bytes.Buffer
 	if err := pages.ExecuteTemplate(&b, "message", v); err != nil {
 		return "<div>" + esc(err.Error()) + "</div>"
