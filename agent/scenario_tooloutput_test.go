@@ -539,3 +539,36 @@ func TestTheReadGrepAgentMayAnswerInTheExtractionsWrapper(t *testing.T) {
 		t.Fatalf("tool_output answered %q", got)
 	}
 }
+
+func TestAFailedExtractionCallIsExplainedWithoutItsAddress(t *testing.T) {
+	t.Parallel()
+	doc := strings.Repeat("w", 30000)
+	h := newHarness(t, withTools(toolbox{"blob": bigResult(doc)}), withAgent(func(a *config.Agent) {
+		a.MaxRetries = 0
+		a.ToolOutput = config.ToolOutput{MaxBytes: 12288, MaxChunksForFullMode: 1, OverlapPercent: 10}
+	}))
+	withToolOutput(t, h)
+	h.srv.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		if extractionKind(r) != "" {
+			return llmtest.Reply{Status: 500, ErrorType: "server_error"}
+		}
+		last := toolResults(r)
+		switch {
+		case len(last) == 0:
+			return callTool("test__blob", `{}`)
+		case strings.HasPrefix(last[len(last)-1].Content, "Tool output is too large"):
+			return callTool(ToolOutputTool, jsonArgs(map[string]any{"handle": handleIn(t, r), "extract": "anything"}))
+		}
+		return finalReport("partial", "The model service failed.")
+	})
+	h.run("Read.")
+	got := lastToolResult(t, h.srv.Last())
+	if !strings.Contains(got, "WARNING: extraction with full-chunked failed") {
+		t.Fatalf("no fallback warning: %.300s", got)
+	}
+	for _, leak := range []string{"127.0.0.1", "http://", "localhost"} {
+		if strings.Contains(got, leak) {
+			t.Errorf("the model reads %q in %.400s", leak, got)
+		}
+	}
+}

@@ -175,7 +175,8 @@ func (s *session) extractionModel(chain *llm.Chain, under *Op) tooloutput.Model 
 		if err != nil {
 			op.finish(false, s.now())
 			s.emit(Event{Kind: EventLLMCall, Op: op, LLM: &LLMCallInfo{Err: err.Error(), Purpose: PurposeExtraction}})
-			return "", err
+			// The model reads why in words; the cause stays for the log.
+			return "", llm.RedactedError(unreachable(err), err)
 		}
 		op.rename(resp.Provider + "/" + resp.Model)
 		op.finish(true, s.now())
@@ -219,6 +220,10 @@ func (s *session) readGrepAgent(callID string, under *Op) tooloutput.SubAgent {
 		s.mu.Lock()
 		s.usage.Add(res.Usage)
 		s.mu.Unlock()
-		return res.Report.Text(), res.Report.Synthetic(), res.Err
+		err := res.Err
+		if err != nil {
+			err = llm.RedactedError(res.Report.Text(), err) // the report says why in words
+		}
+		return res.Report.Text(), res.Report.Synthetic(), err
 	}
 }
