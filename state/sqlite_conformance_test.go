@@ -18,3 +18,13 @@ func TestSQLiteConforms(t *testing.T) {
 		return s
 	})
 }
+
+func BenchmarkSQLiteSession(b *testing.B) {
+	statetest.Bench(b, func(b *testing.B) state.Store {
+		s, err := state.NewSQLite(filepath.Join(b.TempDir(), "state.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	})
+}
