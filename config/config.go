@@ -385,7 +385,8 @@ var SlackRequestKinds = []string{"mentions", "dms", "slash"}
 // On reports whether a toggle is on (nil means the default, on).
 func On(b *bool) bool { return b == nil || *b }
 
-// State configures shared state (filled in by the fleet issue).
+// State configures what the Slack headend remembers (event dedup, thread
+// leases, the bot's threads, session records).
 type State struct {
 	Backend  string `yaml:"backend"` // memory | sqlite | redis; "" = the state package's default
 	Path     string `yaml:"path"`    // sqlite file, relative to the config file

@@ -26,6 +26,9 @@ func BuiltinDefaults() AgentDefaults {
 // Defaults of the configuration file's own sections.
 const (
 	DefaultAgentsDir = "./agents"
+	// DefaultStatePath is the SQLite file of the default state backend,
+	// relative to the configuration file.
+	DefaultStatePath = "./var/slackbot.db"
 	DefaultLogLevel  = "info"
 	DefaultLogFormat = "json"
 )
@@ -59,6 +62,9 @@ func (c *Config) applyDefaults(w *walker, dir string) {
 	}
 	c.AgentsDir = resolve(dir, c.AgentsDir)
 	c.ToolOutput.Dir = resolve(dir, c.ToolOutput.Dir)
+	if c.State.Path == "" {
+		c.State.Path = DefaultStatePath
+	}
 	c.State.Path = resolve(dir, c.State.Path)
 	c.Slack.applyDefaults(w.present)
 	if !w.present["mcp_init_concurrency"] {

@@ -29,10 +29,13 @@ func runSlack(ctx context.Context, args []string, stderr io.Writer) error {
 			w.log.Warn("model provider has no api_key: its calls will be refused", zap.String("provider", name))
 		}
 	}
-	if b := w.cfg.State.Backend; b != "" && b != "memory" {
-		w.log.Warn("this build keeps state in memory; the configured backend is not available yet", zap.String("backend", b))
+	// Dedup, thread leases and the bot's threads live here: SQLite by
+	// default, so a restart does not answer an event twice or forget its
+	// threads; Redis when several replicas share the work.
+	store, err := state.Open(w.cfg.State)
+	if err != nil {
+		return fmt.Errorf("state: %w", err)
 	}
-	store := state.NewMemory()
 	defer store.Close()
 	bot, err := slack.New(slack.Options{Config: w.cfg, Runner: w.runner, State: store, Log: w.log.Named("slack")})
 	if err != nil {
