@@ -114,3 +114,35 @@ func TestMarksExpireAndTheStoreSweepsThem(t *testing.T) {
 		t.Fatalf("%d keys held; the expired mark was not swept", n)
 	}
 }
+
+func TestSlotsAndCountersExpireOnTheClockAndAreSwept(t *testing.T) {
+	t.Parallel()
+	m, c := newTestMemory()
+	ctx := context.Background()
+	if ok, _ := m.Acquire(ctx, "q", "a", 1, time.Minute); !ok {
+		t.Fatal("a free slot was refused")
+	}
+	if v, _ := m.Add(ctx, "tokens", 5, time.Hour); v != 5 {
+		t.Fatalf("Add = %v", v)
+	}
+	c.add(time.Minute)
+	if ok, _ := m.Acquire(ctx, "q", "b", 1, time.Minute); !ok {
+		t.Fatal("an expired slot was not given to the next holder")
+	}
+	if v, _ := m.Add(ctx, "tokens", 1, time.Hour); v != 6 {
+		t.Fatalf("a live counter reset early: %v", v)
+	}
+	c.add(time.Hour)
+	if v, _ := m.Get(ctx, "tokens"); v != 0 {
+		t.Fatalf("an expired counter reads %v", v)
+	}
+	for i := range sweepEvery {
+		_ = m.Mark(ctx, fmt.Sprint("k", i), time.Minute)
+	}
+	m.mu.Lock()
+	slots, counters := len(m.slots), len(m.counters)
+	m.mu.Unlock()
+	if slots != 0 || counters != 0 {
+		t.Fatalf("%d semaphores and %d counters held after they expired", slots, counters)
+	}
+}

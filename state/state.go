@@ -1,17 +1,21 @@
 // Package state is what the bot must remember beyond one session and share
 // between the goroutines (and, with a shared backend, the replicas) that
 // serve Slack: which events were already handled, which thread a session
-// is working in, and which threads are the bot's own. Store is the
-// interface; Memory keeps it in this process.
+// is working in, which threads are the bot's own, how many sessions run at
+// once, how much each user has spent, and what each session did. Store is
+// the interface; Memory keeps it in this process, SQLite in a file, and
+// Open picks one from the configuration.
 package state
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
-// Store remembers keys with expiry. Implementations must be safe for
-// concurrent use; every method is atomic.
+// Store remembers keys with expiry, concurrency slots, usage counters and
+// session records. Implementations must be safe for concurrent use; every
+// method is atomic.
 type Store interface {
 	// Once reports whether key is seen for the first time, and remembers it
 	// for ttl either way: the dedup of redelivered events.
@@ -26,6 +30,67 @@ type Store interface {
 	Mark(ctx context.Context, key string, ttl time.Duration) error
 	// Marked reports whether key is remembered.
 	Marked(ctx context.Context, key string) (bool, error)
+
+	// Acquire takes one of limit slots of the counting semaphore name for
+	// holder for ttl (max_concurrent_sessions, tool queues). A holder that
+	// already has a slot renews it. It reports false when all limit slots
+	// are held by other holders whose slots have not expired.
+	Acquire(ctx context.Context, name, holder string, limit int, ttl time.Duration) (bool, error)
+	// Release gives back holder's slot of name; releasing a slot not held
+	// is not an error.
+	Release(ctx context.Context, name, holder string) error
+
+	// Add adds delta to the counter key and returns the new total. An
+	// absent or expired counter starts at 0 and expires ttl later; later
+	// adds do not extend that, so a daily budget resets on schedule.
+	Add(ctx context.Context, key string, delta float64, ttl time.Duration) (float64, error)
+	// Get returns the counter key, 0 when it is absent or expired.
+	Get(ctx context.Context, key string) (float64, error)
+
+	// PutSession inserts r, or replaces the record with r.ID.
+	PutSession(ctx context.Context, r SessionRecord) error
+	// Session returns the record id, and false when there is none.
+	Session(ctx context.Context, id string) (SessionRecord, bool, error)
+	// Sessions returns the records matching f, newest (by Started) first.
+	Sessions(ctx context.Context, f SessionFilter) ([]SessionRecord, error)
+	// SetFeedback records feedback ("good", "bad", any short string) on
+	// the session id; it returns ErrNoSession when there is none.
+	SetFeedback(ctx context.Context, id, feedback string) error
+
 	// Close releases the store's resources.
 	Close() error
+}
+
+// SessionRecord is what the bot keeps about one session: who asked where,
+// which agent answered, how it went and what it cost.
+type SessionRecord struct {
+	ID, User, Channel, ThreadTS, Agent, Status  string
+	Turns, ToolCalls, InputTokens, OutputTokens int
+	CostUSD                                     float64
+	Started                                     time.Time
+	Duration                                    time.Duration
+	Report                                      string // the final report's text (bounded by the caller)
+	Feedback                                    string
+}
+
+// SessionFilter selects session records; zero fields match everything.
+type SessionFilter struct {
+	User, Channel string
+	Since         time.Time // records started at or after Since
+	Limit         int       // at most this many; 0 means DefaultSessionLimit
+}
+
+// DefaultSessionLimit is how many records Sessions returns when the filter
+// sets no limit, so an unbounded listing cannot load the whole history.
+const DefaultSessionLimit = 100
+
+// ErrNoSession is returned by SetFeedback for an unknown session id.
+var ErrNoSession = errors.New("state: no such session")
+
+// limit returns how many records f asks for.
+func (f SessionFilter) limit() int {
+	if f.Limit <= 0 {
+		return DefaultSessionLimit
+	}
+	return f.Limit
 }

@@ -1,0 +1,13 @@
+package state_test
+
+import (
+	"testing"
+
+	"github.com/slackbot/slackbot/state"
+	"github.com/slackbot/slackbot/state/statetest"
+)
+
+func TestMemoryConforms(t *testing.T) {
+	t.Parallel()
+	statetest.Run(t, func(*testing.T) state.Store { return state.NewMemory() })
+}
