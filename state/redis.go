@@ -195,13 +195,21 @@ func (r *Redis) Release(ctx context.Context, name, holder string) error {
 }
 
 // addScript adds ARGV[1] to the counter KEYS[1]; a counter it creates
-// expires ARGV[2] ms later, and later adds leave that expiry alone.
+// expires ARGV[2] ms later, and later adds leave that expiry alone. The sum
+// is a Lua number, an IEEE double like Go's float64, written with 17
+// digits so that it reads back exactly: INCRBYFLOAT would add in long
+// double and round to 17 digits, so Redis and Memory would disagree on
+// sums like 0.1+0.2.
 var addScript = redis.NewScript(`
-local v = redis.call('INCRBYFLOAT', KEYS[1], ARGV[1])
-if redis.call('PTTL', KEYS[1]) == -1 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local v = tonumber(ARGV[1])
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  v = tonumber(cur) + v
+  redis.call('SET', KEYS[1], string.format('%.17g', v), 'KEEPTTL')
+else
+  redis.call('SET', KEYS[1], string.format('%.17g', v), 'PX', ARGV[2])
 end
-return v`)
+return string.format('%.17g', v)`)
 
 // Add implements Store.
 func (r *Redis) Add(ctx context.Context, key string, delta float64, ttl time.Duration) (float64, error) {

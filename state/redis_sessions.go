@@ -4,32 +4,57 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// Session records in Redis: one hash per id, and three sorted sets of ids
-// scored by start time in microseconds (exact in a float64 for this era):
-// all sessions, each user's and each channel's. Listing walks one index
-// newest first and reads the hashes it names.
+// Session records in Redis: one hash per id, and three sorted sets that
+// index the ids (all sessions, each user's, each channel's). Every member
+// of an index has score 0 and is ordered by its bytes alone: the start
+// time inverted and zero-padded, then ":" and the id. Ascending order is
+// then newest first with ties by id, to the nanosecond, for any start
+// (the zero time too), and "since" is a byte range. Each hash keeps its
+// member in the field "index", so a replacement can find the old one.
 
-// putSessionScript replaces the record KEYS[1] and moves its id ARGV[1]
-// from the indexes of the record it replaces to the indexes of the new one:
-// KEYS[2] (all), KEYS[3] (the user's, "" when none), KEYS[4] (the
-// channel's, "" when none). ARGV[2] is the score, ARGV[3] and ARGV[4] the
-// prefixes of user and channel index keys, ARGV[5:] the hash's field-value
-// pairs.
+// putSessionScript replaces the record KEYS[1] and its index member: the
+// old member (read from the hash) leaves the all-sessions index KEYS[2]
+// and the user and channel indexes named by the old record; the new
+// member ARGV[1] joins KEYS[2], KEYS[3] (the user's, "" when none) and
+// KEYS[4] (the channel's, "" when none). ARGV[2] and ARGV[3] are the
+// prefixes of user and channel index keys, ARGV[4:] the hash's
+// field-value pairs.
 var putSessionScript = redis.NewScript(`
-local old = redis.call('HMGET', KEYS[1], 'user', 'channel')
-if old[1] and old[1] ~= '' then redis.call('ZREM', ARGV[3] .. old[1], ARGV[1]) end
-if old[2] and old[2] ~= '' then redis.call('ZREM', ARGV[4] .. old[2], ARGV[1]) end
+local old = redis.call('HMGET', KEYS[1], 'user', 'channel', 'index')
+if old[3] then
+  redis.call('ZREM', KEYS[2], old[3])
+  if old[1] and old[1] ~= '' then redis.call('ZREM', ARGV[2] .. old[1], old[3]) end
+  if old[2] and old[2] ~= '' then redis.call('ZREM', ARGV[3] .. old[2], old[3]) end
+end
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], unpack(ARGV, 5))
-redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
-if KEYS[3] ~= '' then redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1]) end
-if KEYS[4] ~= '' then redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1]) end
+redis.call('HSET', KEYS[1], unpack(ARGV, 4))
+redis.call('ZADD', KEYS[2], 0, ARGV[1])
+if KEYS[3] ~= '' then redis.call('ZADD', KEYS[3], 0, ARGV[1]) end
+if KEYS[4] ~= '' then redis.call('ZADD', KEYS[4], 0, ARGV[1]) end
 return 1`)
+
+// indexTime is the start time part of an index member: seconds and
+// nanoseconds subtracted from their maxima and zero-padded, so that byte
+// order is newest first. Seconds are offset by 2^62, which keeps every
+// year from 1 to 9999 positive.
+func indexTime(t time.Time) string {
+	return fmt.Sprintf("%019d%09d", int64(1<<62)-t.Unix(), 999_999_999-t.Nanosecond())
+}
+
+// indexMember is id's member in the indexes.
+func indexMember(s SessionRecord) string { return indexTime(s.Started) + ":" + s.ID }
+
+// indexID is the id in an index member.
+func indexID(member string) string {
+	_, id, _ := strings.Cut(member, ":")
+	return id
+}
 
 // feedbackScript sets the feedback of the record KEYS[1]; it returns 0
 // when there is no such record.
@@ -51,8 +76,10 @@ func (r *Redis) PutSession(ctx context.Context, s SessionRecord) error {
 		channelKey = r.channelKey(s.Channel)
 	}
 	userPrefix, channelPrefix := r.indexPrefixes()
-	args := []any{s.ID, s.Started.UnixMicro(), userPrefix, channelPrefix}
+	member := indexMember(s)
+	args := []any{member, userPrefix, channelPrefix}
 	args = append(args, sessionFields(s)...)
+	args = append(args, "index", member)
 	keys := []string{r.sessionKey(s.ID), r.sessionsKey(), userKey, channelKey}
 	if err := putSessionScript.Run(ctx, r.client, keys, args...).Err(); err != nil {
 		return fmt.Errorf("state: put session %q: %w", s.ID, err)
@@ -86,31 +113,35 @@ func (r *Redis) Sessions(ctx context.Context, f SessionFilter) ([]SessionRecord,
 		index = r.channelKey(f.Channel)
 	}
 	limit := f.limit()
-	rng := redis.ZRangeArgs{Key: index, Start: "+inf", Stop: "-inf", ByScore: true, Rev: true, Count: int64(max(limit, 100))}
+	rng := redis.ZRangeArgs{Key: index, Start: "-", Stop: "+", ByLex: true, Count: int64(max(limit, 100))}
 	if !f.Since.IsZero() {
-		// Scores are whole microseconds; the exact bound is checked below.
-		rng.Stop = strconv.FormatInt(f.Since.UnixMicro(), 10)
+		// ";" sorts just after ":", so every member starting at Since is in.
+		rng.Stop = "[" + indexTime(f.Since) + ";"
 	}
 	var out []SessionRecord
 	for len(out) < limit {
-		ids, err := r.client.ZRangeArgs(ctx, rng).Result()
+		members, err := r.client.ZRangeArgs(ctx, rng).Result()
 		if err != nil {
 			return nil, fmt.Errorf("state: list sessions: %w", err)
 		}
-		rng.Offset += int64(len(ids))
+		rng.Offset += int64(len(members))
+		ids := make([]string, len(members))
+		for i, m := range members {
+			ids[i] = indexID(m)
+		}
 		records, err := r.sessionsByID(ctx, ids)
 		if err != nil {
 			return nil, err
 		}
 		for _, s := range records {
-			if (f.Channel != "" && s.Channel != f.Channel) || s.Started.Before(f.Since) {
+			if f.Channel != "" && s.Channel != f.Channel {
 				continue
 			}
 			if out = append(out, s); len(out) == limit {
 				break
 			}
 		}
-		if int64(len(ids)) < rng.Count {
+		if int64(len(members)) < rng.Count {
 			break
 		}
 	}

@@ -340,6 +340,15 @@ func TestRedisSessionsAreListedNewestFirstByUserChannelAndSince(t *testing.T) {
 	if got := ids(SessionFilter{}); got != "s4,s3,s2,s1" {
 		t.Errorf("after a replace, everything lists %q", got)
 	}
+	moved.Started = t0.Add(time.Hour)
+	if err := r.PutSession(ctx, moved); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []SessionFilter{{}, {User: "U2"}, {Channel: "C3"}} {
+		if got := ids(f); !strings.HasPrefix(got, "s1") || strings.Count(got, "s1") != 1 {
+			t.Errorf("after s1 restarted later, %+v lists %q; want s1 once, first", f, got)
+		}
+	}
 }
 
 func TestRedisSessionsDefaultToAHundred(t *testing.T) {
@@ -506,5 +515,25 @@ func TestOpenRedisConnectsWithThePasswordInTheURL(t *testing.T) {
 	_, err = redisOpener(config.State{Backend: "redis", RedisURL: config.Secret("redis://:wrong@" + srv.Addr + "/0")})
 	if err == nil {
 		t.Fatal("a wrong password opened the store")
+	}
+}
+
+func TestRedisCounterAddsLikeAFloat64(t *testing.T) {
+	t.Parallel()
+	r := newTestRedis(t)
+	ctx := context.Background()
+	want := 0.0
+	for _, d := range []float64{0.1, 0.2, 1e-9, 123456.789, -0.3, 1.0 / 3} {
+		want += d
+		got, err := r.Add(ctx, "cost", d, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("after adding %v: %v, want %v as float64 arithmetic gives", d, got, want)
+		}
+	}
+	if got, err := r.Get(ctx, "cost"); err != nil || got != want {
+		t.Fatalf("Get = %v, %v; want %v", got, err, want)
 	}
 }
