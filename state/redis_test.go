@@ -537,3 +537,23 @@ func TestRedisCounterAddsLikeAFloat64(t *testing.T) {
 		t.Fatalf("Get = %v, %v; want %v", got, err, want)
 	}
 }
+
+func TestRedisStoreRecoversWhenTheServerRestarts(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	r := dialRedis(t, srv, newRedisPrefix(t))
+	ctx := context.Background()
+	if ok, err := r.Lock(ctx, "thread", "a", time.Minute); err != nil || !ok {
+		t.Fatalf("Lock = %v, %v", ok, err)
+	}
+	srv.Restart(t)
+	// The pooled connections are dead and the script cache is empty: the
+	// client redials and the scripts are loaded again, with no new store.
+	waitUntil(t, 5*time.Second, "the store never worked again", func() bool {
+		_, err := r.Lock(ctx, "thread", "b", time.Minute)
+		return err == nil
+	})
+	if ok, err := r.Acquire(ctx, "sessions", "b", 1, time.Minute); err != nil || !ok {
+		t.Fatalf("Acquire after the restart = %v, %v", ok, err)
+	}
+}

@@ -23,7 +23,7 @@ type Server struct {
 	// Addr is the server's host:port on loopback.
 	Addr   string
 	cmd    *exec.Cmd
-	exited <-chan error // receives cmd.Wait's result once the process ends
+	exited chan struct{} // closed once the process has ended
 }
 
 // URL is the redis:// URL of the server.
@@ -44,9 +44,13 @@ func Start(t testing.TB) *Server {
 	// may take it before redis-server does: try a few.
 	var lastErr error
 	for range 5 {
-		s, err := start(bin)
+		port, err := freePort()
+		if err != nil {
+			t.Fatalf("redistest: %v", err)
+		}
+		s, err := start(bin, port)
 		if err == nil {
-			t.Cleanup(s.stop)
+			t.Cleanup(func() { s.stop() })
 			return s
 		}
 		lastErr = err
@@ -55,13 +59,23 @@ func Start(t testing.TB) *Server {
 	return nil
 }
 
+// Restart stops the server and starts a new, empty one on the same port,
+// as a Redis restarted without persistence looks to its clients.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	s.stop()
+	_, port, _ := net.SplitHostPort(s.Addr)
+	n, _ := strconv.Atoi(port)
+	next, err := start(s.cmd.Path, n)
+	if err != nil {
+		t.Fatalf("redistest: restart: %v", err)
+	}
+	s.cmd, s.exited = next.cmd, next.exited
+}
+
 // start runs one server and waits for "Ready to accept connections", the
 // line it logs once it listens.
-func start(bin string) (*Server, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
+func start(bin string, port int) (*Server, error) {
 	cmd := exec.Command(bin,
 		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--loglevel", "notice")
@@ -71,13 +85,13 @@ func start(bin string) (*Server, error) {
 		return nil, fmt.Errorf("start redis-server: %w", err)
 	}
 	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	s.exited = exited
+	s.exited = make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(s.exited) }()
 	select {
 	case <-w.ready:
-	case err := <-exited:
-		return nil, fmt.Errorf("redis-server on port %d exited before it was ready (%v):\n%s", port, err, w.log())
+	case <-s.exited:
+		return nil, fmt.Errorf("redis-server on port %d exited before it was ready (%v):\n%s", port, waitErr, w.log())
 	case <-time.After(startTimeout):
 		s.stop()
 		return nil, fmt.Errorf("redis-server on port %d was not ready after %s:\n%s", port, startTimeout, w.log())
@@ -89,7 +103,8 @@ func start(bin string) (*Server, error) {
 	return s, nil
 }
 
-// stop ends the server by its pid and waits for it.
+// stop ends the server by its pid and waits for it; stopping a stopped
+// server does nothing.
 func (s *Server) stop() {
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
