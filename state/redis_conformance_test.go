@@ -26,3 +26,16 @@ func TestRedisConforms(t *testing.T) {
 		return s
 	})
 }
+
+// BenchmarkRedisSession is one session's dedup, lease and slot against a
+// local redis-server.
+func BenchmarkRedisSession(b *testing.B) {
+	srv := redistest.Start(b)
+	statetest.Bench(b, func(b *testing.B) state.Store {
+		s, err := state.DialRedis(context.Background(), srv.URL(), "bench:")
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	})
+}

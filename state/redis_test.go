@@ -504,15 +504,18 @@ func TestOpenRedisConnectsWithThePasswordInTheURL(t *testing.T) {
 	if err := setup.client.ConfigSet(context.Background(), "requirepass", "s3cretpw").Err(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := redisOpener(config.State{Backend: "redis", RedisURL: config.Secret("redis://:s3cretpw@" + srv.Addr + "/0")})
+	s, err := Open(config.State{Backend: "redis", RedisURL: config.Secret("redis://:s3cretpw@" + srv.Addr + "/0")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	if _, ok := s.(*Redis); !ok {
+		t.Fatalf("Open with backend redis gave a %T", s)
+	}
 	if ok, err := s.Once(context.Background(), "Ev1", time.Minute); err != nil || !ok {
 		t.Fatalf("Once through a password-protected server: %v, %v", ok, err)
 	}
-	_, err = redisOpener(config.State{Backend: "redis", RedisURL: config.Secret("redis://:wrong@" + srv.Addr + "/0")})
+	_, err = Open(config.State{Backend: "redis", RedisURL: config.Secret("redis://:wrong@" + srv.Addr + "/0")})
 	if err == nil {
 		t.Fatal("a wrong password opened the store")
 	}

@@ -1,0 +1,343 @@
+package state
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver: no cgo, nothing to install
+)
+
+// SQLite is a Store in one SQLite file: the default for a single replica,
+// embedded and surviving restarts. Every operation is one statement, which
+// SQLite runs atomically, so no method needs a transaction. Times are
+// stored as Unix nanoseconds; expired rows are ignored by every read and
+// deleted every sweepEvery writes.
+type SQLite struct {
+	// w is the only connection that writes, so this process's writers
+	// queue in Go instead of spinning in SQLite's busy handler; r serves
+	// reads, which WAL lets run beside the writer. The busy timeout still
+	// covers other processes on the same file (slackbot sessions).
+	w, r *sql.DB
+	now  func() time.Time
+	ops  atomic.Int64
+}
+
+// busyTimeout is how long a statement waits for another process's write
+// to finish before failing with SQLITE_BUSY.
+const busyTimeout = 5 * time.Second
+
+// schema is created on open. user_version numbers it so that a later
+// release can tell which migrations an existing file needs.
+const schema = `
+CREATE TABLE IF NOT EXISTS keys (
+	key     TEXT PRIMARY KEY,
+	owner   TEXT NOT NULL,   -- '' for Once and Mark; the lease holder for Lock
+	expires INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS keys_expires ON keys (expires);
+
+CREATE TABLE IF NOT EXISTS slots (
+	name    TEXT NOT NULL,
+	holder  TEXT NOT NULL,
+	expires INTEGER NOT NULL,
+	PRIMARY KEY (name, holder)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS slots_expires ON slots (expires);
+
+CREATE TABLE IF NOT EXISTS counters (
+	key     TEXT PRIMARY KEY,
+	value   REAL NOT NULL,
+	expires INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS counters_expires ON counters (expires);
+
+CREATE TABLE IF NOT EXISTS sessions (
+	id            TEXT PRIMARY KEY,
+	user          TEXT NOT NULL,
+	channel       TEXT NOT NULL,
+	thread_ts     TEXT NOT NULL,
+	agent         TEXT NOT NULL,
+	status        TEXT NOT NULL,
+	turns         INTEGER NOT NULL,
+	tool_calls    INTEGER NOT NULL,
+	input_tokens  INTEGER NOT NULL,
+	output_tokens INTEGER NOT NULL,
+	cost_usd      REAL NOT NULL,
+	started       INTEGER,        -- NULL for a zero time, which has no Unix nanoseconds
+	duration      INTEGER NOT NULL,
+	report        TEXT NOT NULL,
+	feedback      TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_started ON sessions (started DESC, id);
+CREATE INDEX IF NOT EXISTS sessions_user ON sessions (user, started DESC, id);
+CREATE INDEX IF NOT EXISTS sessions_channel ON sessions (channel, started DESC, id);
+
+PRAGMA user_version = 1;
+`
+
+// NewSQLite opens (creating when missing) the SQLite store in the file at
+// path, creating its directory, in WAL mode so readers do not wait for the
+// writer.
+func NewSQLite(path string) (*SQLite, error) {
+	if path == "" {
+		return nil, errors.New("state: sqlite: no file path")
+	}
+	if strings.ContainsRune(path, '?') {
+		// The driver reads everything after '?' as connection parameters.
+		return nil, fmt.Errorf("state: sqlite: file path %q contains '?'", path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, fmt.Errorf("state: sqlite: %w", err)
+	}
+	params := fmt.Sprintf("?_busy_timeout=%d&_journal_mode=WAL&_synchronous=NORMAL", busyTimeout.Milliseconds())
+	// BEGIN IMMEDIATE, so that a transaction added later takes the write
+	// lock up front instead of failing to upgrade a read under WAL.
+	w, err := sql.Open("sqlite", path+params+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("state: sqlite %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetConnMaxIdleTime(0) // keep the one connection: reopening re-runs the pragmas
+	if _, err := w.Exec(schema); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("state: sqlite %s: creating the schema: %w", path, err)
+	}
+	r, err := sql.Open("sqlite", path+params+"&_query_only=1")
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("state: sqlite %s: %w", path, err)
+	}
+	return &SQLite{w: w, r: r, now: time.Now}, nil
+}
+
+// exec runs a write, returning how many rows it changed, and sweeps
+// expired rows every sweepEvery writes.
+func (s *SQLite) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := s.w.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, fmt.Errorf("state: sqlite: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("state: sqlite: %w", err)
+	}
+	s.wrote(ctx)
+	return n, nil
+}
+
+// wrote counts a write and, every sweepEvery writes, deletes expired
+// rows: reads already ignore them, so the sweep only bounds the file.
+func (s *SQLite) wrote(ctx context.Context) {
+	if s.ops.Add(1)%sweepEvery != 0 {
+		return
+	}
+	now := s.now().UnixNano()
+	for _, table := range []string{"keys", "slots", "counters"} {
+		// A failed sweep is retried at the next one; the write it
+		// follows has succeeded and must not be reported as failed.
+		_, _ = s.w.ExecContext(ctx, "DELETE FROM "+table+" WHERE expires <= ?", now)
+	}
+}
+
+// Once implements Store.
+func (s *SQLite) Once(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	now := s.now()
+	n, err := s.exec(ctx, `INSERT INTO keys (key, owner, expires) VALUES (?1, '', ?2)
+		ON CONFLICT (key) DO UPDATE SET owner = '', expires = excluded.expires
+		WHERE keys.expires <= ?3`,
+		key, now.Add(ttl).UnixNano(), now.UnixNano())
+	return n == 1, err
+}
+
+// Lock implements Store.
+func (s *SQLite) Lock(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+	now := s.now()
+	n, err := s.exec(ctx, `INSERT INTO keys (key, owner, expires) VALUES (?1, ?2, ?3)
+		ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, expires = excluded.expires
+		WHERE keys.owner = excluded.owner OR keys.expires <= ?4`,
+		key, owner, now.Add(ttl).UnixNano(), now.UnixNano())
+	return n == 1, err
+}
+
+// Unlock implements Store.
+func (s *SQLite) Unlock(ctx context.Context, key, owner string) error {
+	_, err := s.exec(ctx, `DELETE FROM keys WHERE key = ? AND owner = ?`, key, owner)
+	return err
+}
+
+// Mark implements Store.
+func (s *SQLite) Mark(ctx context.Context, key string, ttl time.Duration) error {
+	_, err := s.exec(ctx, `INSERT INTO keys (key, owner, expires) VALUES (?, '', ?)
+		ON CONFLICT (key) DO UPDATE SET owner = '', expires = excluded.expires`,
+		key, s.now().Add(ttl).UnixNano())
+	return err
+}
+
+// Marked implements Store.
+func (s *SQLite) Marked(ctx context.Context, key string) (bool, error) {
+	var ok bool
+	err := s.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM keys WHERE key = ? AND expires > ?)`,
+		key, s.now().UnixNano()).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("state: sqlite: %w", err)
+	}
+	return ok, nil
+}
+
+// Acquire implements Store. The row is inserted (or the holder's renewed)
+// only when the holder already has a live slot or fewer than limit others
+// do; the count and the write are one statement, so they cannot race.
+func (s *SQLite) Acquire(ctx context.Context, name, holder string, limit int, ttl time.Duration) (bool, error) {
+	now := s.now()
+	n, err := s.exec(ctx, `INSERT INTO slots (name, holder, expires)
+		SELECT ?1, ?2, ?3
+		WHERE EXISTS (SELECT 1 FROM slots WHERE name = ?1 AND holder = ?2 AND expires > ?4)
+		   OR (SELECT count(*) FROM slots WHERE name = ?1 AND holder <> ?2 AND expires > ?4) < ?5
+		ON CONFLICT (name, holder) DO UPDATE SET expires = excluded.expires`,
+		name, holder, now.Add(ttl).UnixNano(), now.UnixNano(), limit)
+	return n == 1, err
+}
+
+// Release implements Store.
+func (s *SQLite) Release(ctx context.Context, name, holder string) error {
+	_, err := s.exec(ctx, `DELETE FROM slots WHERE name = ? AND holder = ?`, name, holder)
+	return err
+}
+
+// Add implements Store. An expired counter is restarted in place rather
+// than deleted first, so the add stays one statement.
+func (s *SQLite) Add(ctx context.Context, key string, delta float64, ttl time.Duration) (float64, error) {
+	now := s.now()
+	var v float64
+	err := s.w.QueryRowContext(ctx, `INSERT INTO counters (key, value, expires) VALUES (?1, ?2, ?3)
+		ON CONFLICT (key) DO UPDATE SET
+			value = CASE WHEN counters.expires <= ?4 THEN excluded.value ELSE counters.value + excluded.value END,
+			expires = CASE WHEN counters.expires <= ?4 THEN excluded.expires ELSE counters.expires END
+		RETURNING value`,
+		key, delta, now.Add(ttl).UnixNano(), now.UnixNano()).Scan(&v)
+	if err != nil {
+		return 0, fmt.Errorf("state: sqlite: %w", err)
+	}
+	s.wrote(ctx)
+	return v, nil
+}
+
+// Get implements Store.
+func (s *SQLite) Get(ctx context.Context, key string) (float64, error) {
+	var v float64
+	err := s.r.QueryRowContext(ctx, `SELECT value FROM counters WHERE key = ? AND expires > ?`,
+		key, s.now().UnixNano()).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("state: sqlite: %w", err)
+	}
+	return v, nil
+}
+
+// sessionColumns are the sessions table's columns in the order
+// scanSession reads them.
+const sessionColumns = `id, user, channel, thread_ts, agent, status, turns, tool_calls,
+	input_tokens, output_tokens, cost_usd, started, duration, report, feedback`
+
+// PutSession implements Store.
+func (s *SQLite) PutSession(ctx context.Context, r SessionRecord) error {
+	var started any // NULL: a zero time's UnixNano is undefined
+	if !r.Started.IsZero() {
+		started = r.Started.UnixNano()
+	}
+	_, err := s.exec(ctx, `INSERT OR REPLACE INTO sessions (`+sessionColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.User, r.Channel, r.ThreadTS, r.Agent, r.Status, r.Turns, r.ToolCalls,
+		r.InputTokens, r.OutputTokens, r.CostUSD, started, int64(r.Duration), r.Report, r.Feedback)
+	return err
+}
+
+// scanSession reads one row of sessionColumns.
+func scanSession(row interface{ Scan(...any) error }) (SessionRecord, error) {
+	var r SessionRecord
+	var started sql.NullInt64
+	var duration int64
+	err := row.Scan(&r.ID, &r.User, &r.Channel, &r.ThreadTS, &r.Agent, &r.Status, &r.Turns, &r.ToolCalls,
+		&r.InputTokens, &r.OutputTokens, &r.CostUSD, &started, &duration, &r.Report, &r.Feedback)
+	if started.Valid {
+		r.Started = time.Unix(0, started.Int64)
+	}
+	r.Duration = time.Duration(duration)
+	return r, err
+}
+
+// Session implements Store.
+func (s *SQLite) Session(ctx context.Context, id string) (SessionRecord, bool, error) {
+	r, err := scanSession(s.r.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return SessionRecord{}, false, nil
+	}
+	if err != nil {
+		return SessionRecord{}, false, fmt.Errorf("state: sqlite: %w", err)
+	}
+	return r, true, nil
+}
+
+// Sessions implements Store. The WHERE clause names only the filter's set
+// fields so that SQLite can pick the user or channel index.
+func (s *SQLite) Sessions(ctx context.Context, f SessionFilter) ([]SessionRecord, error) {
+	var where []string
+	var args []any
+	if f.User != "" {
+		where, args = append(where, "user = ?"), append(args, f.User)
+	}
+	if f.Channel != "" {
+		where, args = append(where, "channel = ?"), append(args, f.Channel)
+	}
+	if !f.Since.IsZero() {
+		where, args = append(where, "started >= ?"), append(args, f.Since.UnixNano())
+	}
+	q := `SELECT ` + sessionColumns + ` FROM sessions`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY started DESC, id LIMIT ?"
+	rows, err := s.r.QueryContext(ctx, q, append(args, f.limit())...)
+	if err != nil {
+		return nil, fmt.Errorf("state: sqlite: %w", err)
+	}
+	defer rows.Close()
+	out := []SessionRecord{}
+	for rows.Next() {
+		r, err := scanSession(rows)
+		if err != nil {
+			return nil, fmt.Errorf("state: sqlite: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("state: sqlite: %w", err)
+	}
+	return out, nil
+}
+
+// SetFeedback implements Store.
+func (s *SQLite) SetFeedback(ctx context.Context, id, feedback string) error {
+	n, err := s.exec(ctx, `UPDATE sessions SET feedback = ? WHERE id = ?`, feedback, id)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: %q", ErrNoSession, id)
+	}
+	return nil
+}
+
+// Close implements Store.
+func (s *SQLite) Close() error {
+	return errors.Join(s.r.Close(), s.w.Close())
+}
