@@ -8,7 +8,7 @@ NPM_DIR  := testdata/npm
 NPM_DONE := $(NPM_DIR)/node_modules/.package-lock.json
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build run test bench fuzz lint peers node chromium
+.PHONY: all build run test bench fuzz lint peers node chromium redis
 
 all: build
 
@@ -57,13 +57,26 @@ chromium:
 	echo "installing chromium from Debian$${SUDO:+ with sudo}"; \
 	$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium
 
+# redis-server from Debian for the state tests (shared state of several
+# replicas); the tests start their own on a free loopback port. Installed
+# like Node: as root, or through sudo, else make stops and prints the command.
+redis:
+	@if command -v redis-server >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=; \
+	elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; \
+	else echo "redis-server is needed for the state tests. Run as root:"; \
+	  echo "  apt-get update && apt-get install -y redis-server"; \
+	  echo "then run make again."; exit 1; fi; \
+	echo "installing redis-server from Debian$${SUDO:+ with sudo}"; \
+	$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq redis-server
+
 # Test peers pinned in testdata/npm/package-lock.json (slackify-markdown, MCP servers).
 peers: node $(NPM_DONE)
 $(NPM_DONE): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
 	npm ci --prefix $(NPM_DIR) --no-audit --no-fund --loglevel=error
 	@touch $(NPM_DONE)
 
-test: peers chromium
+test: peers chromium redis
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
 
