@@ -12,16 +12,6 @@ import (
 // against the config file's directory instead).
 const DefaultPath = "var/slackbot.db"
 
-// ErrRedisNotBuilt is returned by Open for the redis backend while this
-// build has no Redis implementation.
-var ErrRedisNotBuilt = errors.New("state: redis backend not built")
-
-// redisOpener opens the Redis backend. It is a variable only so that this
-// package compiles before state/redis.go exists: that file sets it (from
-// an init func) to its openRedis. Once redis.go is merged, Open should
-// call openRedis directly and this variable should go.
-var redisOpener func(config.State) (Store, error)
-
 // Open returns the Store cfg.Backend names: "memory", "sqlite" (the
 // default, at cfg.Path or DefaultPath) or "redis" (at cfg.RedisURL).
 func Open(cfg config.State) (Store, error) {
@@ -39,10 +29,14 @@ func Open(cfg config.State) (Store, error) {
 		}
 		return s, nil // not returned directly: a nil *SQLite must not become a non-nil Store
 	case "redis":
-		if redisOpener == nil {
-			return nil, ErrRedisNotBuilt
+		if cfg.RedisURL == "" {
+			return nil, errors.New("state: the redis backend needs state.redis_url")
 		}
-		return redisOpener(cfg)
+		r, err := openRedis(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
 	default:
 		return nil, fmt.Errorf("state: unknown backend %q; use memory, sqlite or redis", cfg.Backend)
 	}

@@ -36,11 +36,10 @@ const DefaultRedisPrefix = "slackbot:"
 // an unreachable server stops at startup instead of hanging.
 const redisDialTimeout = 5 * time.Second
 
-func init() { redisOpener = openRedis }
 
 // openRedis opens the store that config.State describes with backend
 // "redis", with the default prefix.
-func openRedis(cfg config.State) (Store, error) {
+func openRedis(cfg config.State) (*Redis, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), redisDialTimeout)
 	defer cancel()
 	return DialRedis(ctx, cfg.RedisURL.Reveal(), DefaultRedisPrefix)
