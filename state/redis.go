@@ -36,7 +36,6 @@ const DefaultRedisPrefix = "slackbot:"
 // an unreachable server stops at startup instead of hanging.
 const redisDialTimeout = 5 * time.Second
 
-
 // openRedis opens the store that config.State describes with backend
 // "redis", with the default prefix.
 func openRedis(cfg config.State) (*Redis, error) {
