@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	slackapi "github.com/slack-go/slack"
 	"go.uber.org/zap"
@@ -17,6 +18,7 @@ import (
 	"github.com/slackbot/slackbot/blockkit"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm"
+	"github.com/slackbot/slackbot/state"
 )
 
 // run is one session answering one request.
@@ -98,6 +100,7 @@ func (b *Bot) takeSlot(ctx context.Context, r *run) bool {
 // message.
 func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	b := r.b
+	started := time.Now()
 	sctx, cancel := context.WithCancel(ctx)
 	r.cancel = cancel
 	defer cancel()
@@ -148,6 +151,20 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 		log.Warn("the answer could not be posted", zap.Error(err))
 	}
 	_ = b.state.Mark(pctx, threadKey(r.req.channel, r.req.threadTS), threadTTL)
+	status := rep.Status
+	switch {
+	case r.interrupted.Load():
+		status = "interrupted"
+	case r.stopper != "":
+		status = "stopped"
+	}
+	rec := state.SessionRecord{ID: r.id, User: r.req.user, Channel: r.req.channel, ThreadTS: r.req.threadTS, Agent: r.agent.Name,
+		Status: status, Turns: res.Turns, ToolCalls: res.ToolCalls, InputTokens: res.Usage.InputTokens,
+		OutputTokens: res.Usage.OutputTokens, CostUSD: res.Usage.CostUSD, Started: started, Duration: time.Since(started),
+		Report: clip(rep.Text(), maxRecordedReport)}
+	if err := b.state.PutSession(pctx, rec); err != nil {
+		log.Warn("session record not saved", zap.Error(err))
+	}
 	log.Info("answered", zap.String("session", r.id), zap.String("status", rep.Status), zap.Int("turns", res.Turns),
 		zap.Int("messages", len(msgs)), zap.Float64("cost_usd", res.Usage.CostUSD))
 }
@@ -456,4 +473,18 @@ func blockkitClamp(s string) string {
 func isSlackErr(err error, codes ...string) bool {
 	var se slackapi.SlackErrorResponse
 	return errors.As(err, &se) && slices.Contains(codes, se.Err)
+}
+
+// maxRecordedReport bounds the answer kept in a session record.
+const maxRecordedReport = 16 << 10
+
+// clip shortens s to at most n bytes on a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -20,6 +20,8 @@ const usage = `slackbot — an LLM agent runtime whose front door is Slack.
 
 Usage:
   slackbot run [--config FILE]    answer in Slack (Socket Mode) until stopped
+  slackbot sessions [--config FILE] [--user U] [--channel C] [--since 24h]
+                                  list the recorded sessions, newest first
   slackbot dev [--config FILE] [--listen 127.0.0.1:3000]
                                   the bot in a local Slack-like web page, no workspace needed
   slackbot ask [--config FILE] --agent NAME [--format FORMAT] "question"
@@ -76,6 +78,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runTools(ctx, args[1:], stdout, stderr)
 	case "run":
 		return runSlack(ctx, args[1:], stderr)
+	case "sessions":
+		return runSessions(ctx, args[1:], stdout, stderr)
 	case "dev":
 		return runDev(ctx, args[1:], stdout, stderr)
 	case "agents":

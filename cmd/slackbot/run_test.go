@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/state"
 )
 
 // TestRunAnswersInSlackAndStopsCleanlyOnSIGTERM runs the real binary
@@ -78,6 +80,15 @@ func TestRunAnswersInSlackAndStopsCleanlyOnSIGTERM(t *testing.T) {
 	if strings.Contains(stderr.String(), srv.BotToken()) || strings.Contains(stderr.String(), "sk-cli-SECRET999") {
 		t.Fatal("a secret reached the log")
 	}
+	// Both sessions were recorded in the default store, SQLite beside the
+	// configuration, and outlive the process.
+	out, serr, err := runCLI("sessions", "--config", cfg)
+	if err != nil {
+		t.Fatalf("sessions: %v\n%s", err, serr)
+	}
+	if !strings.Contains(out, "success") || !strings.Contains(out, "interrupted") || !strings.Contains(out, "U0ADA") {
+		t.Fatalf("the recorded sessions:\n%s", out)
+	}
 }
 
 func threadHas(srv *slacktest.Server, ch, ts, want string) bool {
@@ -87,4 +98,44 @@ func threadHas(srv *slacktest.Server, ch, ts, want string) bool {
 		}
 	}
 	return false
+}
+
+func TestSessionsListsWhatTheBotRecorded(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	cfg := setup(t, srv, "markdown", "state:\n  backend: sqlite\n")
+	loaded, err := config.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := state.Open(loaded.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for _, r := range []state.SessionRecord{
+		{ID: "s1", User: "U0ADA", Channel: "C0GEN", Agent: "helper", Status: "success", Turns: 2, InputTokens: 100, OutputTokens: 20,
+			CostUSD: 0.0012, Started: now.Add(-2 * time.Hour), Duration: 3 * time.Second, Report: "Paris is the capital.\nMore."},
+		{ID: "s2", User: "U0BOB", Channel: "C0GEN", Agent: "helper", Status: "failure", Started: now.Add(-48 * time.Hour), Report: "No model."},
+	} {
+		if err := store.PutSession(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := store.SetFeedback(context.Background(), "s1", "good"); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	out, stderr, err := runCLI("sessions", "--config", cfg, "--since", "24h")
+	if err != nil {
+		t.Fatalf("sessions: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(out, "U0ADA") || !strings.Contains(out, "Paris is the capital.") || !strings.Contains(out, "good") ||
+		strings.Contains(out, "U0BOB") || !strings.Contains(stderr, "1 sessions") {
+		t.Fatalf("sessions printed:\n%s%s", out, stderr)
+	}
+	out, _, _ = runCLI("sessions", "--config", cfg, "--user", "U0BOB")
+	if !strings.Contains(out, "No model.") || strings.Contains(out, "U0ADA") {
+		t.Fatalf("--user U0BOB printed:\n%s", out)
+	}
 }
