@@ -269,8 +269,11 @@ func TestServerGoingAwayMidLifeGivesACleanError(t *testing.T) {
 	if d := leaks(out.Content, strings.TrimPrefix(ts.URL, "http://")); d != "" {
 		t.Errorf("error leaks %q: %s", d, out.Content)
 	}
-	if out.Err == nil {
-		t.Error("the raw cause should stay reachable for logs")
+	// Either the call reached the dead server (a failure whose cause stays
+	// for the log) or the server's death was noticed first and its tools
+	// withdrawn (the model is told the tool is not there): both are clean.
+	if out.Err == nil && out.Failure != tools.FailUnknownTool {
+		t.Errorf("the raw cause should stay reachable for logs: %+v", out)
 	}
 }
 
