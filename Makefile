@@ -31,44 +31,33 @@ run: build slackbot.yaml
 	  ./bin/slackbot dev --config slackbot.yaml --listen $(LISTEN); \
 	fi
 
-# Node and npm come from Debian when the machine lacks them: as root
-# directly, otherwise through sudo when it is there; without either, make
-# stops and prints the command to run.
-APT_PACKAGES := nodejs npm
+# What the tests need from Debian, when the machine lacks it: installed as
+# root directly, otherwise through sudo when it is there; without either,
+# make stops and prints the command to run. $(1) is a command to look for,
+# $(2) the packages, $(3) what they are for.
+define apt_install
+	@if command -v $(1) >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=; \
+	elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; \
+	else echo "The Debian packages $(2) are needed for $(3). Run as root:"; \
+	  echo "  apt-get update && apt-get install -y $(2)"; \
+	  echo "then run make again."; exit 1; fi; \
+	echo "installing $(2) from Debian$${SUDO:+ with sudo}"; \
+	$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $(2)
+endef
+
+# Node.js and npm for the test peers (slackify-markdown, the MCP servers).
 node:
-	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then exit 0; fi; \
-	if [ "$$(id -u)" = 0 ]; then SUDO=; \
-	elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; \
-	else echo "Node.js and npm are needed for the test peers. Run as root:"; \
-	  echo "  apt-get update && apt-get install -y $(APT_PACKAGES)"; \
-	  echo "then run make again."; exit 1; fi; \
-	echo "installing $(APT_PACKAGES) from Debian$${SUDO:+ with sudo}"; \
-	$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $(APT_PACKAGES)
+	$(call apt_install,npm,nodejs npm,the test peers)
 
-# Chromium from Debian for the playground's browser tests, installed like
-# Node: as root, or through sudo, else make stops and prints the command.
+# Chromium for the playground's browser tests.
 chromium:
-	@if command -v chromium >/dev/null 2>&1; then exit 0; fi; \
-	if [ "$$(id -u)" = 0 ]; then SUDO=; \
-	elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; \
-	else echo "Chromium is needed for the playground's browser tests. Run as root:"; \
-	  echo "  apt-get update && apt-get install -y chromium"; \
-	  echo "then run make again."; exit 1; fi; \
-	echo "installing chromium from Debian$${SUDO:+ with sudo}"; \
-	$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium
+	$(call apt_install,chromium,chromium,the playground's browser tests)
 
-# redis-server from Debian for the state tests (shared state of several
-# replicas); the tests start their own on a free loopback port. Installed
-# like Node: as root, or through sudo, else make stops and prints the command.
+# redis-server for the state tests; they start their own on a free loopback
+# port.
 redis:
-	@if command -v redis-server >/dev/null 2>&1; then exit 0; fi; \
-	if [ "$$(id -u)" = 0 ]; then SUDO=; \
-	elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; \
-	else echo "redis-server is needed for the state tests. Run as root:"; \
-	  echo "  apt-get update && apt-get install -y redis-server"; \
-	  echo "then run make again."; exit 1; fi; \
-	echo "installing redis-server from Debian$${SUDO:+ with sudo}"; \
-	$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq redis-server
+	$(call apt_install,redis-server,redis-server,the state tests of several replicas)
 
 # Test peers pinned in testdata/npm/package-lock.json (slackify-markdown, MCP servers).
 peers: node $(NPM_DONE)
