@@ -32,6 +32,7 @@ type Config struct {
 	MaxAgentDepth int        `yaml:"max_agent_depth"`
 	ToolOutput    ToolOutput `yaml:"tool_output"`
 	Slack         Slack      `yaml:"slack"`
+	Quotas        Quotas     `yaml:"quotas"`
 	State         State      `yaml:"state"`
 	Log           Log        `yaml:"log"`
 
@@ -392,6 +393,29 @@ type State struct {
 	Path     string `yaml:"path"`    // sqlite file, relative to the config file
 	RedisURL Secret `yaml:"redis_url"`
 }
+
+// Quotas bound what each person and each channel may spend on the bot a
+// day (UTC). A request over a budget gets Message and no model call; the
+// session that crosses a budget still finishes.
+type Quotas struct {
+	User    Budget `yaml:"user"`
+	Channel Budget `yaml:"channel"`
+	// Message answers a request over budget (default: a short, polite
+	// explanation).
+	Message string `yaml:"message"`
+}
+
+// Budget is a daily allowance; zero fields set no limit.
+type Budget struct {
+	DailyTokens  int     `yaml:"daily_tokens"`
+	DailyCostUSD float64 `yaml:"daily_cost_usd"`
+}
+
+// Limited reports whether the budget limits anything.
+func (b Budget) Limited() bool { return b.DailyTokens > 0 || b.DailyCostUSD > 0 }
+
+// DefaultQuotaMessage answers a request over its daily budget.
+const DefaultQuotaMessage = "You've reached today's limit for using the bot here. It resets at midnight UTC."
 
 // Log configures logging.
 type Log struct {

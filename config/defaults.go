@@ -67,6 +67,9 @@ func (c *Config) applyDefaults(w *walker, dir string) {
 	}
 	c.State.Path = resolve(dir, c.State.Path)
 	c.Slack.applyDefaults(w.present)
+	if c.Quotas.Message == "" {
+		c.Quotas.Message = DefaultQuotaMessage
+	}
 	if !w.present["mcp_init_concurrency"] {
 		c.MCPInitConcurrency = DefaultMCPInitConcurrency
 	}

@@ -61,6 +61,14 @@ func (c *Config) validate(w *walker) {
 	}
 	checkToolOutput(w, "", c.ToolOutput, func(k string) bool { return w.present[k] }, c)
 	c.validateSlack(w)
+	for _, q := range []struct {
+		key string
+		b   Budget
+	}{{"quotas.user", c.Quotas.User}, {"quotas.channel", c.Quotas.Channel}} {
+		if q.b.DailyTokens < 0 || q.b.DailyCostUSD < 0 {
+			w.errorf(q.key, "a daily budget cannot be negative (0 means no limit)")
+		}
+	}
 	if b := c.State.Backend; b != "" && !slices.Contains(StateBackends, b) {
 		w.errorf("state.backend", "%q is not a state backend; use one of: %s (or leave it empty for the default)", b, oneOf(StateBackends))
 	}

@@ -539,3 +539,30 @@ func TestALongThreadGivesTheModelItsNewestMessages(t *testing.T) {
 		t.Fatalf("the model got the wrong part of the thread:\n%s", joined)
 	}
 }
+
+func TestAPersonOverTheirDailyBudgetIsToldSoWithoutAModelCall(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, func(c *config.Config, _ *agent.Runner) {
+		c.Quotas = config.Quotas{User: config.Budget{DailyTokens: 100}, Message: config.DefaultQuotaMessage}
+	})
+	w.model.Push(textReport("A first answer.")) // costs 150 tokens: over the budget afterwards
+	ts := w.srv.Mention(channel, asker, "first question")
+	w.answered(channel, ts, "A first answer")
+	w.srv.Mention(channel, asker, "second question")
+	w.waitFor("the quota message", func() bool {
+		for _, e := range w.srv.Ephemerals() {
+			if e.User == asker && e.Text == config.DefaultQuotaMessage {
+				return true
+			}
+		}
+		return false
+	})
+	if n := len(w.model.Requests()); n != 1 {
+		t.Fatalf("%d model calls: the request over budget reached the model", n)
+	}
+	// Someone else, in the same channel, is not limited by Ada's budget.
+	w.srv.AddUser("U0BOB", "bob")
+	w.model.Push(textReport("Bob's answer."))
+	ts3 := w.srv.Mention(channel, "U0BOB", "my question")
+	w.answered(channel, ts3, "Bob's answer")
+}

@@ -55,6 +55,10 @@ func (b *Bot) handle(req request) {
 		b.reject(ctx, req)
 		return
 	}
+	if b.overQuota(ctx, req) {
+		_, _ = b.api.PostEphemeralContext(ctx, req.channel, req.user, slackapi.MsgOptionText(b.conf.Quotas.Message, false))
+		return
+	}
 	if strings.TrimSpace(req.text) == "" {
 		req.text = "Hello!"
 	}
@@ -128,6 +132,7 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	}
 	res := b.runner.Run(sctx, agent.Input{Agent: r.agent, Format: config.FormatSlackBlockKit, History: history,
 		Prompt: r.req.text, Observer: obs, SessionID: r.id})
+	b.spend(context.WithoutCancel(ctx), r.req, res.Usage)
 	// No progress update may land after the answer: the updater is
 	// stopped, and waited for, first.
 	r.progress.stop()
