@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -565,4 +566,36 @@ func TestAPersonOverTheirDailyBudgetIsToldSoWithoutAModelCall(t *testing.T) {
 	w.model.Push(textReport("Bob's answer."))
 	ts3 := w.srv.Mention(channel, "U0BOB", "my question")
 	w.answered(channel, ts3, "Bob's answer")
+}
+
+func TestTwoReplicasSharingAStoreHoldTheConcurrencyCapTogether(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, func(c *config.Config, _ *agent.Runner) { c.Slack.MaxConcurrentSessions = 1 })
+	w.replica()
+	var inFlight, peak atomic.Int64
+	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		n := inFlight.Add(1)
+		for {
+			old := peak.Load()
+			if n <= old || peak.CompareAndSwap(old, n) {
+				break
+			}
+		}
+		time.Sleep(50 * time.Millisecond) // long enough for the other replica to try
+		inFlight.Add(-1)
+		return textReport("Answer to " + lastUserText(r))
+	})
+	var threads []string
+	for i := range 6 {
+		threads = append(threads, w.srv.Mention(channel, asker, "question "+strconv.Itoa(i)))
+	}
+	for i, ts := range threads {
+		w.answered(channel, ts, "Answer to question "+strconv.Itoa(i))
+	}
+	if peak.Load() != 1 {
+		t.Fatalf("%d sessions ran at once across two replicas with a cap of 1", peak.Load())
+	}
+	if n := len(w.model.Requests()); n != 6 {
+		t.Fatalf("%d model calls for 6 mentions: one was answered twice or not at all", n)
+	}
 }

@@ -36,6 +36,27 @@ type world struct {
 	logger   *zap.Logger
 	logs     *observer.ObservedLogs
 	stopOnce sync.Once
+	store    state.Store   // the first bot's; a second replica may share it
+	runner   *agent.Runner // the first bot's runner
+}
+
+// replica starts a second bot on the same emulator, sharing the first's
+// state store, as a second replica shares Redis; it stops at cleanup.
+func (w *world) replica() {
+	w.t.Helper()
+	n := w.srv.Connections()
+	bot, err := slack.New(slack.Options{Config: w.cfg, Runner: w.runner, State: w.store, Log: w.logger.Named("replica2")})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- bot.Run(ctx) }()
+	w.t.Cleanup(func() {
+		stop()
+		<-done
+	})
+	w.waitFor("the second replica to connect", func() bool { return w.srv.Connections() > n })
 }
 
 type worldOption func(*config.Config, *agent.Runner)
@@ -88,12 +109,13 @@ func newWorld(t *testing.T, opts ...worldOption) *world {
 	for _, o := range opts {
 		o(cfg, runner)
 	}
-	bot, err := slack.New(slack.Options{Config: cfg, Runner: runner, State: state.NewMemory(), Log: log})
+	store := state.NewMemory()
+	bot, err := slack.New(slack.Options{Config: cfg, Runner: runner, State: store, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	w := &world{t: t, srv: srv, model: model, cfg: cfg, stop: stop, done: make(chan error, 1), ctx: context.Background(), logger: log, logs: logs}
+	w := &world{t: t, srv: srv, model: model, cfg: cfg, stop: stop, done: make(chan error, 1), ctx: context.Background(), logger: log, logs: logs, store: store, runner: runner}
 	go func() { w.done <- bot.Run(ctx) }()
 	t.Cleanup(w.shutdown)
 	w.waitFor("the bot to connect", func() bool { return srv.Connections() > 0 })

@@ -75,29 +75,78 @@ func (b *Bot) handle(req request) {
 	defer unlock()
 	r.progress = newProgress(b, r.req, r.id)
 	r.progress.begin(ctx)
-	if !b.takeSlot(ctx, r) {
+	release, ok := b.takeSlot(ctx, r)
+	if !ok {
 		r.progress.finish(ctx)
 		return
 	}
-	defer func() { <-b.slots }()
+	defer release()
 	r.execute(ctx, log)
 }
 
-// takeSlot waits for one of max_concurrent_sessions, showing "queued"
-// while it waits; false when the bot is stopping.
-func (b *Bot) takeSlot(ctx context.Context, r *run) bool {
-	select {
-	case b.slots <- struct{}{}:
-		return true
-	default:
+// sessionSlots names the state store's semaphore of running sessions:
+// max_concurrent_sessions holds across every replica sharing the store.
+const sessionSlots = "sessions"
+
+// slotPoll is how often a queued session asks for a slot again.
+const slotPoll = 200 * time.Millisecond
+
+// takeSlot waits for one of max_concurrent_sessions — a slot in the state
+// store, renewed while the session runs so a replica that dies frees its
+// slots within leaseTTL — showing "queued" while it waits. It returns the
+// release, or false when the bot is stopping.
+func (b *Bot) takeSlot(ctx context.Context, r *run) (release func(), ok bool) {
+	limit := max(b.cfg.MaxConcurrentSessions, 1)
+	take := func() bool {
+		ok, err := b.state.Acquire(ctx, sessionSlots, r.id, limit, leaseTTL)
+		if err != nil {
+			// A store that cannot count must not stop the bot: this
+			// replica's own sessions still take turns below.
+			b.log.Warn("session slots unavailable; counting in this process only", zap.Error(err))
+			return true
+		}
+		return ok
 	}
-	r.progress.queued(ctx)
+	queued := false
+	for !take() {
+		if !queued {
+			r.progress.queued(ctx)
+			queued = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false
+		case <-time.After(slotPoll):
+		}
+	}
+	// The process's own bound too, so a store that stopped answering still
+	// leaves at most max_concurrent_sessions running here.
 	select {
 	case b.slots <- struct{}{}:
-		return true
 	case <-ctx.Done():
-		return false
+		_ = b.state.Release(context.WithoutCancel(ctx), sessionSlots, r.id)
+		return nil, false
 	}
+	quit, renewed := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(renewed)
+		t := time.NewTicker(leaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				_, _ = b.state.Acquire(context.WithoutCancel(ctx), sessionSlots, r.id, limit, leaseTTL)
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-renewed
+		<-b.slots
+		_ = b.state.Release(context.WithoutCancel(ctx), sessionSlots, r.id)
+	}, true
 }
 
 // execute runs the session and posts its answer in place of the progress
