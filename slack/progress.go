@@ -11,6 +11,8 @@ import (
 
 	slackapi "github.com/slack-go/slack"
 	"go.uber.org/zap"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/blockkit"
@@ -257,10 +259,7 @@ func escape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
+// thousands writes n with thousands separators, as Slack users read numbers.
+func thousands(n int) string { return english.Sprintf("%d", n) }
+
+var english = message.NewPrinter(language.English)

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	slackapi "github.com/slack-go/slack"
 	"go.uber.org/zap"
@@ -19,6 +18,7 @@ import (
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/state"
+	"github.com/slackbot/slackbot/tools"
 )
 
 // run is one session answering one request.
@@ -215,7 +215,7 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	rec := state.SessionRecord{ID: r.id, User: r.req.user, Channel: r.req.channel, ThreadTS: r.req.threadTS, Agent: r.agent.Name,
 		Status: status, Turns: res.Turns, ToolCalls: res.ToolCalls, InputTokens: res.Usage.InputTokens,
 		OutputTokens: res.Usage.OutputTokens, CostUSD: res.Usage.CostUSD, Started: started, Duration: time.Since(started),
-		Report: clip(rep.Text(), maxRecordedReport)}
+		Report: tools.Snippet(rep.Text(), maxRecordedReport)}
 	if err := b.state.PutSession(pctx, rec); err != nil {
 		log.Warn("session record not saved", zap.Error(err))
 	}
@@ -531,14 +531,3 @@ func isSlackErr(err error, codes ...string) bool {
 
 // maxRecordedReport bounds the answer kept in a session record.
 const maxRecordedReport = 16 << 10
-
-// clip shortens s to at most n bytes on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}

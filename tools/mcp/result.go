@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 
 	"github.com/slackbot/slackbot/tools"
 )
@@ -104,13 +105,10 @@ func base64Len(s string) int {
 	return len(s) * 3 / 4
 }
 
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
+// thousands writes n with thousands separators ("1,234 bytes").
+func thousands(n int) string { return english.Sprintf("%d", n) }
+
+var english = message.NewPrinter(language.English)
 
 // structured renders structuredContent as compact JSON, unless a text part
 // already carries the same value: servers are asked to send both forms, and
