@@ -2,7 +2,6 @@ package playground_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -10,13 +9,11 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
-	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/llmtest"
-	"github.com/slackbot/slackbot/llm/openai"
 	"github.com/slackbot/slackbot/playground"
 	"github.com/slackbot/slackbot/slack"
+	"github.com/slackbot/slackbot/slack/bottest"
 	"github.com/slackbot/slackbot/slack/slacktest"
 	"github.com/slackbot/slackbot/state"
 )
@@ -40,34 +37,14 @@ func newWorld(t *testing.T, opts ...func(*config.Config)) *world {
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 	model := llmtest.NewServer(t)
-	a := &config.Agent{
-		Name: "assistant", Prompt: "You answer questions in Slack.", Models: []string{"fake/m1"},
-		MaxTurns: 5, MaxToolCallsPerTurn: 5, MaxOutputTokens: 1024,
-		ContextWindow: config.DefaultContextWindow, ContextBuffer: config.DefaultContextBuffer,
-		LLMTimeout: config.Duration(20 * time.Second), ToolTimeout: config.Duration(10 * time.Second),
-		MaxSessionDuration: config.Duration(time.Minute), Output: config.Output{Format: config.FormatMarkdown},
-		RestrictionMessage: config.DefaultRestrictionMessage,
-	}
-	cfg := &config.Config{
-		Agents: map[string]*config.Agent{"assistant": a},
-		Slack: config.Slack{
-			BotToken: config.Secret(srv.BotToken()), AppToken: config.Secret(srv.AppToken()), APIURL: srv.APIURL(),
-			Agent: "assistant", SlashCommand: "/ask", ProgressInterval: config.Duration(20 * time.Millisecond),
-			History:               config.History{MaxMessages: 100, MaxChars: 100000},
-			MaxConcurrentSessions: 4, ShutdownGrace: config.Duration(2 * time.Second),
-			RejectionMessage: config.DefaultRejectionMessage,
-		},
-	}
+	a := bottest.Agent()
+	a.LLMTimeout = config.Duration(20 * time.Second)
+	cfg := bottest.Config(srv, a)
 	for _, o := range opts {
 		o(cfg)
 	}
-	provider, err := openai.New("fake", config.Provider{Type: "openai", BaseURL: model.URL() + "/v1/", APIKey: "sk-test-key"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
-	runner := &agent.Runner{Providers: map[string]llm.Provider{"fake": provider}, Log: log, Agents: cfg.Agents,
-		Backoff: func(int) time.Duration { return time.Millisecond }}
+	runner := bottest.Runner(t, model, cfg, log)
 	pg, err := playground.New(playground.Options{Server: srv, Log: log})
 	if err != nil {
 		t.Fatal(err)
@@ -101,21 +78,10 @@ func (w *world) waitFor(what string, cond func() bool) {
 	}
 }
 
-// call is a model reply calling one tool.
-func call(name, args string) llmtest.Reply {
-	return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: name, Arguments: args}}}
-}
-
-// slackReport is a final report of Block Kit messages.
-func slackReport(messages any) llmtest.Reply {
-	b, _ := json.Marshal(map[string]any{"status": "success", "report_format": "slack-block-kit", "messages": messages})
-	return call(agent.FinalReportTool, string(b))
-}
-
-// section is one mrkdwn section block.
-func section(text string) map[string]any {
-	return map[string]any{"type": "section", "text": map[string]any{"type": "mrkdwn", "text": text}}
-}
+var (
+	slackReport = bottest.SlackReport
+	section     = bottest.Section
+)
 
 // answerWithTable is a Block Kit answer with a bold word, a link and a
 // table, the things the page must draw as Slack does.

@@ -22,10 +22,9 @@ import (
 
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
-	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/llmtest"
-	"github.com/slackbot/slackbot/llm/openai"
 	"github.com/slackbot/slackbot/slack"
+	"github.com/slackbot/slackbot/slack/bottest"
 	"github.com/slackbot/slackbot/slack/slacktest"
 	"github.com/slackbot/slackbot/state"
 )
@@ -193,31 +192,11 @@ func newLoadWorld(b *testing.B) *loadWorld {
 		return llmtest.Reply{Delay: time.Duration(w.delay.Load()),
 			ToolCalls: []llmtest.ToolCall{{Name: agent.FinalReportTool, Arguments: string(report)}}}
 	})
-	a := &config.Agent{
-		Name: "assistant", Prompt: "You answer questions in Slack.", Models: []string{"fake/m1"},
-		MaxTurns: 5, MaxToolCallsPerTurn: 5, MaxOutputTokens: 1024,
-		ContextWindow: config.DefaultContextWindow, ContextBuffer: config.DefaultContextBuffer,
-		LLMTimeout: config.Duration(time.Minute), ToolTimeout: config.Duration(10 * time.Second),
-		MaxSessionDuration: config.Duration(time.Minute), Output: config.Output{Format: config.FormatMarkdown},
-		RestrictionMessage: config.DefaultRestrictionMessage,
-	}
-	cfg := &config.Config{
-		Agents: map[string]*config.Agent{"assistant": a},
-		Slack: config.Slack{
-			BotToken: config.Secret(srv.BotToken()), AppToken: config.Secret(srv.AppToken()), APIURL: srv.APIURL(),
-			Agent: "assistant", ProgressInterval: config.Duration(time.Minute),
-			History:               config.History{MaxMessages: 100, MaxChars: 100000},
-			MaxConcurrentSessions: 2 * memSessions, ShutdownGrace: config.Duration(10 * time.Second),
-			RejectionMessage: config.DefaultRejectionMessage,
-		},
-	}
-	provider, err := openai.New("fake", config.Provider{Type: "openai", BaseURL: w.model.URL() + "/v1/", APIKey: "sk-test-key"})
-	if err != nil {
-		b.Fatal(err)
-	}
+	cfg := bottest.Config(srv, bottest.Agent())
+	cfg.Slack.SlashCommand, cfg.Slack.ProgressInterval = "", config.Duration(time.Minute)
+	cfg.Slack.MaxConcurrentSessions, cfg.Slack.ShutdownGrace = 2*memSessions, config.Duration(10*time.Second)
 	log := zap.New(&answerCounter{w: w})
-	runner := &agent.Runner{Providers: map[string]llm.Provider{"fake": provider}, Log: log, Agents: cfg.Agents,
-		Backoff: func(int) time.Duration { return time.Millisecond }}
+	runner := bottest.Runner(b, w.model, cfg, log)
 	bot, err := slack.New(slack.Options{Config: cfg, Runner: runner, State: state.NewMemory(), Log: log})
 	if err != nil {
 		b.Fatal(err)

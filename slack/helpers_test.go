@@ -2,7 +2,6 @@ package slack_test
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -17,8 +16,8 @@ import (
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/llmtest"
-	"github.com/slackbot/slackbot/llm/openai"
 	"github.com/slackbot/slackbot/slack"
+	"github.com/slackbot/slackbot/slack/bottest"
 	"github.com/slackbot/slackbot/slack/slacktest"
 	"github.com/slackbot/slackbot/state"
 )
@@ -78,34 +77,14 @@ func newWorld(t *testing.T, opts ...worldOption) *world {
 	srv.AddChannel(channel, "general", true)
 	srv.AddUser(asker, "ada")
 	model := llmtest.NewServer(t)
-	a := &config.Agent{
-		Name: "assistant", Prompt: "You answer questions in Slack.", Models: []string{"fake/m1"},
-		MaxTurns: 5, MaxRetries: 0, MaxToolCallsPerTurn: 5, MaxOutputTokens: 1024,
-		ContextWindow: config.DefaultContextWindow, ContextBuffer: config.DefaultContextBuffer,
-		LLMTimeout: config.Duration(20 * time.Second), ToolTimeout: config.Duration(10 * time.Second),
-		MaxSessionDuration: config.Duration(time.Minute), Output: config.Output{Format: config.FormatMarkdown},
-		RestrictionMessage: config.DefaultRestrictionMessage, Tools: []string{"everything__*"},
-	}
-	cfg := &config.Config{
-		Agents: map[string]*config.Agent{"assistant": a},
-		Slack: config.Slack{
-			BotToken: config.Secret(srv.BotToken()), AppToken: config.Secret(srv.AppToken()), APIURL: srv.APIURL(),
-			Agent: "assistant", SlashCommand: "/ask", ProgressInterval: config.Duration(20 * time.Millisecond),
-			History:               config.History{MaxMessages: 100, MaxChars: 100000},
-			MaxConcurrentSessions: 4, ShutdownGrace: config.Duration(2 * time.Second),
-			RejectionMessage: config.DefaultRejectionMessage,
-		},
-	}
-	provider, err := openai.New("fake", config.Provider{Type: "openai", BaseURL: model.URL() + "/v1/", APIKey: "sk-test-key"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := bottest.Agent()
+	a.LLMTimeout, a.Tools = config.Duration(20*time.Second), []string{"everything__*"}
+	cfg := bottest.Config(srv, a)
 	core, logs := observer.New(zap.InfoLevel)
 	log := zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel), zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
 		return zapcore.NewTee(c, core)
 	})))
-	runner := &agent.Runner{Providers: map[string]llm.Provider{"fake": provider}, Log: log, Agents: cfg.Agents,
-		Backoff: func(int) time.Duration { return time.Millisecond }}
+	runner := bottest.Runner(t, model, cfg, log)
 	for _, o := range opts {
 		o(cfg, runner)
 	}
@@ -179,26 +158,12 @@ func botMessages(thread []slacktest.Message) []slacktest.Message {
 
 // ---- what the model answers ----
 
-func call(name, args string) llmtest.Reply {
-	return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: name, Arguments: args}}}
-}
-
-// slackReport delivers Block Kit messages.
-func slackReport(messages any) llmtest.Reply {
-	b, _ := json.Marshal(map[string]any{"status": "success", "report_format": "slack-block-kit", "messages": messages})
-	return call(agent.FinalReportTool, string(b))
-}
-
-// textReport delivers Markdown through report_content.
-func textReport(content string) llmtest.Reply {
-	b, _ := json.Marshal(map[string]any{"status": "success", "report_format": "slack-block-kit", "report_content": content})
-	return call(agent.FinalReportTool, string(b))
-}
-
-// section is one mrkdwn section block.
-func section(text string) map[string]any {
-	return map[string]any{"type": "section", "text": map[string]any{"type": "mrkdwn", "text": text}}
-}
+var (
+	call        = bottest.Call
+	slackReport = bottest.SlackReport
+	textReport  = bottest.TextReport
+	section     = bottest.Section
+)
 
 // lastUserText is the last user message the model was sent.
 func lastUserText(r *llmtest.Recorded) string {
