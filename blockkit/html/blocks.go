@@ -82,6 +82,8 @@ func (r *renderer) block(raw json.RawMessage) {
 		r.b.WriteString(`</figure>`)
 	case "actions":
 		err = r.actions(b)
+	case "context_actions":
+		err = r.contextActions(b)
 	case "table":
 		r.table(b, false)
 	case "data_table":
@@ -222,6 +224,75 @@ func (r *renderer) actions(b block) error {
 	}
 	r.b.WriteString(`</div>`)
 	return nil
+}
+
+// contextButton is a button of a feedback_buttons element.
+type contextButton struct {
+	Text               textObject `json:"text"`
+	Value              string     `json:"value"`
+	AccessibilityLabel string     `json:"accessibility_label"`
+}
+
+// contextAction is an element of a context_actions block.
+type contextAction struct {
+	Type               string         `json:"type"`
+	ActionID           string         `json:"action_id"`
+	Positive           *contextButton `json:"positive_button"`
+	Negative           *contextButton `json:"negative_button"`
+	Icon               string         `json:"icon"`
+	Text               textObject     `json:"text"`
+	Value              string         `json:"value"`
+	AccessibilityLabel string         `json:"accessibility_label"`
+}
+
+// contextActions draws a context_actions block as Slack does: a row of
+// small icon buttons under the message, feedback buttons as a thumb up
+// and a thumb down. The buttons' texts become their tooltips and labels.
+func (r *renderer) contextActions(b block) error {
+	var els []contextAction
+	if err := json.Unmarshal(b.Elements, &els); err != nil {
+		return err
+	}
+	r.b.WriteString(`<div class="bk-context-actions">`)
+	for _, e := range els {
+		switch e.Type {
+		case "feedback_buttons":
+			for _, side := range []struct {
+				name, icon string
+				b          *contextButton
+			}{{"positive", "👍", e.Positive}, {"negative", "👎", e.Negative}} {
+				if side.b == nil {
+					continue
+				}
+				r.iconButton("bk-feedback bk-feedback-"+side.name, side.icon, e.ActionID, side.b.Value,
+					side.b.Text.Text, side.b.AccessibilityLabel)
+			}
+		case "icon_button":
+			icon := "🗑"
+			if e.Icon != "trash" {
+				icon = "•"
+			}
+			r.iconButton("bk-icon-button", icon, e.ActionID, e.Value, e.Text.Text, e.AccessibilityLabel)
+		default:
+			r.unsupported("element", e.Type)
+		}
+	}
+	r.b.WriteString(`</div>`)
+	return nil
+}
+
+// iconButton draws one small button showing icon, with text as its
+// tooltip and label (label, when given, for screen readers).
+func (r *renderer) iconButton(class, icon, actionID, value, text, label string) {
+	r.b.WriteString(`<button class="` + class + `" type="button"`)
+	r.attr("data-action-id", actionID)
+	r.attr("data-value", value)
+	r.attr("title", text)
+	if label == "" {
+		label = text
+	}
+	r.attr("aria-label", label)
+	r.b.WriteString(`><span aria-hidden="true">` + icon + `</span></button>`)
 }
 
 // element draws an interactive element. A button carries data-action-id
