@@ -260,7 +260,7 @@ func (r *renderer) contextActions(b block) error {
 			for _, side := range []struct {
 				name, icon string
 				b          *contextButton
-			}{{"positive", "👍", e.Positive}, {"negative", "👎", e.Negative}} {
+			}{{"positive", thumbUpIcon, e.Positive}, {"negative", thumbDownIcon, e.Negative}} {
 				if side.b == nil {
 					continue
 				}
@@ -268,9 +268,10 @@ func (r *renderer) contextActions(b block) error {
 					side.b.Text.Text, side.b.AccessibilityLabel)
 			}
 		case "icon_button":
-			icon := "🗑"
-			if e.Icon != "trash" {
-				icon = "•"
+			// Slack has one icon, trash; another name draws as a dot.
+			icon := dotIcon
+			if e.Icon == "trash" {
+				icon = trashIcon
 			}
 			r.iconButton("bk-icon-button", icon, e.ActionID, e.Value, e.Text.Text, e.AccessibilityLabel)
 		default:
@@ -280,6 +281,17 @@ func (r *renderer) contextActions(b block) error {
 	r.b.WriteString(`</div>`)
 	return nil
 }
+
+// Icons of the context_actions buttons, drawn in the text's colour so they
+// need no emoji font: outlines on a 24×24 grid.
+const (
+	iconOpen      = `<svg class="bk-icon" viewBox="0 0 24 24" width="16" height="16" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linejoin="round" stroke-linecap="round">`
+	thumbPath     = `<rect x="2.5" y="10" width="4" height="11" rx="1"></rect><path d="M6.5 10.5 11 3c1.7 0 2.8 1.3 2.4 3L12.6 10H19c1.4 0 2.4 1.3 2 2.7l-1.9 6.6c-.3 1-1.1 1.7-2.1 1.7H6.5"></path>`
+	thumbUpIcon   = iconOpen + thumbPath + `</svg>`
+	thumbDownIcon = iconOpen + `<g transform="rotate(180 12 12)">` + thumbPath + `</g></svg>`
+	trashIcon     = iconOpen + `<path d="M4 7h16M9.5 7V4h5v3M6 7l1 13h10l1-13M10 11v5M14 11v5"></path></svg>`
+	dotIcon       = iconOpen + `<circle cx="12" cy="12" r="3"></circle></svg>`
+)
 
 // iconButton draws one small button showing icon, with text as its
 // tooltip and label (label, when given, for screen readers).
@@ -292,7 +304,7 @@ func (r *renderer) iconButton(class, icon, actionID, value, text, label string) 
 		label = text
 	}
 	r.attr("aria-label", label)
-	r.b.WriteString(`><span aria-hidden="true">` + icon + `</span></button>`)
+	r.b.WriteString(`>` + icon + `</button>`)
 }
 
 // element draws an interactive element. A button carries data-action-id

@@ -12,8 +12,8 @@ func TestContextActionsRender(t *testing.T) {
 				"negative_button":{"text":{"type":"plain_text","text":"Bad"},"value":"negative:S1"}}]}]`,
 			want: []string{
 				`<div class="bk-context-actions">`,
-				`<button class="bk-feedback bk-feedback-positive" type="button" data-action-id="slackbot_feedback" data-value="positive:S1" title="Good" aria-label="This answer helped"><span aria-hidden="true">👍</span></button>`,
-				`<button class="bk-feedback bk-feedback-negative" type="button" data-action-id="slackbot_feedback" data-value="negative:S1" title="Bad" aria-label="Bad"><span aria-hidden="true">👎</span></button>`,
+				`<button class="bk-feedback bk-feedback-positive" type="button" data-action-id="slackbot_feedback" data-value="positive:S1" title="Good" aria-label="This answer helped">` + thumbUpIcon + `</button>`,
+				`<button class="bk-feedback bk-feedback-negative" type="button" data-action-id="slackbot_feedback" data-value="negative:S1" title="Bad" aria-label="Bad">` + thumbDownIcon + `</button>`,
 			},
 			reject: []string{"unsupported"},
 		},
@@ -21,7 +21,7 @@ func TestContextActionsRender(t *testing.T) {
 			name: "an icon button is its icon, labelled by its text",
 			blocks: `[{"type":"context_actions","elements":[{"type":"icon_button","icon":"trash","action_id":"del","value":"m1",
 				"text":{"type":"plain_text","text":"Delete"}}]}]`,
-			want: []string{`<button class="bk-icon-button" type="button" data-action-id="del" data-value="m1" title="Delete" aria-label="Delete"><span aria-hidden="true">🗑</span></button>`},
+			want: []string{`<button class="bk-icon-button" type="button" data-action-id="del" data-value="m1" title="Delete" aria-label="Delete">` + trashIcon + `</button>`},
 		},
 		{
 			name: "what the buttons carry is escaped",
