@@ -93,9 +93,11 @@ func (b *Bot) recordFeedback(ctx context.Context, cb slackapi.InteractionCallbac
 		return
 	}
 	log := b.log.With(zap.String("session", id), zap.String("value", verdict), zap.String("user", user))
-	// A click is delivered once; should Slack deliver the same one again,
-	// it is recorded (and thanked, and counted) once.
-	if !b.once(ctx, "feedback:"+user+":"+a.ActionTs) {
+	// A click is delivered once; should Slack deliver the same one again
+	// (the same person, the same action_ts), it is recorded, thanked and
+	// counted once.
+	if a.ActionTs != "" && !b.once(ctx, "feedback:"+user+":"+a.ActionTs) {
+		log.Info("duplicate feedback click ignored")
 		return
 	}
 	rec, found, err := b.state.Session(ctx, id)

@@ -132,6 +132,17 @@ func TestAnAnswerEndsWithFeedbackButtonsAndEachPersonsClickIsRecorded(t *testing
 			t.Fatalf("after click %d the record holds %v, want %s", i, got, c.want)
 		}
 	}
+	// The same click delivered again is recorded, thanked and counted once.
+	envs := w.srv.Envelopes()
+	for i := len(envs) - 1; i >= 0; i-- {
+		if envs[i].Type == "interactive" {
+			if _, err := w.srv.Redeliver(envs[i].ID); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	w.waitForLog("duplicate feedback click ignored")
 	if got := w.feedbackCalls(); !slices.Equal(got, []string{"positive", "negative", "negative"}) {
 		t.Errorf("OnFeedback was called with %v", got)
 	}
@@ -197,6 +208,7 @@ func TestFailedAndStoppedSessionsCarryNoFeedbackButtons(t *testing.T) {
 		}
 	}
 
+	before := len(w.model.Requests())
 	w.model.Respond(func(*llmtest.Recorded) llmtest.Reply { return llmtest.Reply{Text: "slow", Delay: time.Minute} })
 	ts2 := w.srv.Mention(channel, asker, "take your time")
 	var progress slacktest.Message
@@ -209,7 +221,7 @@ func TestFailedAndStoppedSessionsCarryNoFeedbackButtons(t *testing.T) {
 		}
 		return false
 	})
-	w.model.Wait(2)
+	w.model.Wait(before + 1) // the session is running: Stop can reach it
 	if _, err := w.srv.Click(channel, progress.TS, asker, "slackbot_stop", stopValue(t, progress)); err != nil {
 		t.Fatal(err)
 	}
