@@ -29,6 +29,7 @@ var typeAliases = map[string]string{
 var blockTypes = map[string]bool{
 	"section": true, "header": true, "divider": true, "context": true, "image": true, "actions": true,
 	"rich_text": true, "table": true, "markdown": true, "video": true, "file": true, "input": true,
+	"context_actions": true,
 }
 
 // block rebuilds one block; it may return none (nothing readable), one, or
@@ -70,6 +71,8 @@ func (r *repairer) block(n *jsonish.Value, path string) []slack.Block {
 		out = r.table(n, path, id)
 	case "rich_text":
 		out = r.richText(n, path, id)
+	case "context_actions":
+		out = r.contextActions(n, path, id)
 	default:
 		return r.convert(n, path, fmt.Sprintf("block type %q is not supported in messages", typ))
 	}
@@ -567,6 +570,28 @@ func richTextProblem(n *jsonish.Value) string {
 		}
 	}
 	return ""
+}
+
+// contextActions keeps a context_actions block (feedback and icon buttons)
+// as written when Slack takes it. One it would refuse is dropped: the
+// buttons' words mean nothing without the buttons.
+func (r *repairer) contextActions(n *jsonish.Value, path, id string) []slack.Block {
+	c := n.Copy()
+	c.Del("block_id")
+	if id != "" {
+		c.Set("block_id", jsonish.NewString(id))
+	}
+	var blocks slack.Blocks
+	data := append(append([]byte{'['}, c.Marshal()...), ']')
+	if err := json.Unmarshal(data, &blocks); err != nil || len(blocks.BlockSet) != 1 {
+		r.note(path, "empty_dropped", "unreadable context_actions block")
+		return nil
+	}
+	if err := Validate(Message{Text: "·", Blocks: blocks.BlockSet}); err != nil {
+		r.note(path, "empty_dropped", "invalid context_actions block: "+firstLine(err.Error()))
+		return nil
+	}
+	return blocks.BlockSet
 }
 
 // passthrough keeps a block that Repair does not rebuild, as slack-go reads

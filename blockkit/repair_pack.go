@@ -121,6 +121,8 @@ func blockChars(b slack.Block) int {
 		return 0
 	case *slack.DividerBlock:
 		return 0
+	case *slack.ContextActionsBlock:
+		return contextActionsChars(b)
 	}
 	return Len(blockReadable(b))
 }
@@ -142,8 +144,8 @@ func blockReadable(b slack.Block) string {
 			return textOf(b.Text)
 		}
 		return ""
-	case *slack.DividerBlock:
-		return ""
+	case *slack.DividerBlock, *slack.ContextActionsBlock:
+		return "" // buttons have no words worth keeping as text
 	}
 	data, err := json.Marshal(b)
 	if err != nil {
@@ -172,4 +174,28 @@ func (r *repairer) blockAsText(b slack.Block, path string) []slack.Block {
 		return nil
 	}
 	return r.sections(&slack.TextBlockObject{Type: slack.MarkdownType, Text: escapeBare(txt)}, "", path)
+}
+
+// contextActionsChars is the length of the buttons' texts in a
+// context_actions block.
+func contextActionsChars(b *slack.ContextActionsBlock) int {
+	if b.Elements == nil {
+		return 0
+	}
+	n := 0
+	for _, el := range b.Elements.ElementSet {
+		switch e := el.(type) {
+		case *slack.FeedbackButtonsBlockElement:
+			for _, btn := range []*slack.FeedbackButton{e.PositiveButton, e.NegativeButton} {
+				if btn != nil && btn.Text != nil {
+					n += Len(btn.Text.Text)
+				}
+			}
+		case *slack.IconButtonBlockElement:
+			if e.Text != nil {
+				n += Len(e.Text.Text)
+			}
+		}
+	}
+	return n
 }

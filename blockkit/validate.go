@@ -169,6 +169,8 @@ func (v *validator) message(text string, blocks []slack.Block, skip []bool) {
 			total += v.table(path, &b, tables)
 		case *slack.ActionBlock:
 			v.actions(path, b)
+		case *slack.ContextActionsBlock:
+			total += v.contextActions(path, b)
 		case *slack.ImageBlock:
 			v.image(path, b)
 		case *slack.VideoBlock:
@@ -315,7 +317,95 @@ const (
 	altTextLimit     = 2000
 	videoTextLimit   = 199
 	videoAuthorLimit = 49
+	// labelLimit bounds an accessibility_label.
+	labelLimit = 75
+	// maxContextActions is how many elements a context_actions block holds.
+	maxContextActions = 5
 )
+
+// contextActions checks a context_actions block: one to five feedback_buttons
+// and icon_button elements, the only elements it takes. It returns the
+// length of the buttons' texts.
+func (v *validator) contextActions(path string, b *slack.ContextActionsBlock) int {
+	var els []slack.BlockElement
+	if b.Elements != nil {
+		els = b.Elements.ElementSet
+	}
+	if len(els) == 0 || len(els) > maxContextActions {
+		v.add(path, "has %d elements; Slack allows 1 to %d", len(els), maxContextActions)
+	}
+	n := 0
+	for k, el := range els {
+		at := fmt.Sprintf("%s elements[%d]", path, k)
+		switch e := el.(type) {
+		case *slack.FeedbackButtonsBlockElement:
+			n += v.feedbackButtons(at, e)
+		case *slack.IconButtonBlockElement:
+			n += v.iconButton(at, e)
+		default:
+			v.add(at, "is %T; a context_actions block takes feedback_buttons and icon_button elements", el)
+		}
+	}
+	return n
+}
+
+// plainText checks a required plain_text object of at most max characters
+// (0: no limit of its own) and returns its length.
+func (v *validator) plainText(path, what string, t *slack.TextBlockObject, max int) int {
+	switch {
+	case t == nil:
+		v.add(path, "%s is missing; Slack needs plain_text", what)
+		return 0
+	case t.Type != slack.PlainTextType:
+		v.add(path, "%s type is %q; Slack needs plain_text", what, t.Type)
+	case strings.TrimSpace(t.Text) == "":
+		v.add(path, "%s is empty", what)
+	case max > 0 && Len(t.Text) > max:
+		v.add(path, "%s is %d characters; Slack allows %d", what, Len(t.Text), max)
+	}
+	return Len(t.Text)
+}
+
+// lengthAtMost reports a string field longer than max.
+func (v *validator) lengthAtMost(path, what, s string, max int) {
+	if n := Len(s); n > max {
+		v.add(path, "%s is %d characters; Slack allows %d", what, n, max)
+	}
+}
+
+// feedbackButtons checks a feedback_buttons element: both buttons, each
+// with plain_text of at most 75 characters and a value of 1 to 2000.
+func (v *validator) feedbackButtons(path string, e *slack.FeedbackButtonsBlockElement) int {
+	v.lengthAtMost(path, "action_id", e.ActionID, actionIDLimit)
+	n := 0
+	for _, side := range []struct {
+		name string
+		b    *slack.FeedbackButton
+	}{{"positive_button", e.PositiveButton}, {"negative_button", e.NegativeButton}} {
+		if side.b == nil {
+			v.add(path, "%s is missing; Slack needs both buttons", side.name)
+			continue
+		}
+		n += v.plainText(path, side.name+" text", side.b.Text, buttonTextLimit)
+		if side.b.Value == "" {
+			v.add(path, "%s value is empty; Slack needs 1 to %d characters", side.name, valueLimit)
+		}
+		v.lengthAtMost(path, side.name+" value", side.b.Value, valueLimit)
+		v.lengthAtMost(path, side.name+" accessibility_label", side.b.AccessibilityLabel, labelLimit)
+	}
+	return n
+}
+
+// iconButton checks an icon_button element. Slack draws one icon, trash.
+func (v *validator) iconButton(path string, e *slack.IconButtonBlockElement) int {
+	if e.Icon != "trash" {
+		v.add(path, "icon is %q; Slack has only \"trash\"", e.Icon)
+	}
+	v.lengthAtMost(path, "action_id", e.ActionID, actionIDLimit)
+	v.lengthAtMost(path, "value", e.Value, valueLimit)
+	v.lengthAtMost(path, "accessibility_label", e.AccessibilityLabel, labelLimit)
+	return v.plainText(path, "text", e.Text, 0)
+}
 
 func (v *validator) actions(path string, b *slack.ActionBlock) {
 	var els []slack.BlockElement

@@ -337,7 +337,14 @@ type Slack struct {
 	// ShutdownGrace is how long in-flight sessions may finish when the
 	// bot is stopped (default 30s); the rest get an "interrupted" note.
 	ShutdownGrace Duration `yaml:"shutdown_grace"`
+	// Feedback ends each answer with Slack's feedback buttons (on by
+	// default); a click is recorded on the session's record.
+	Feedback *bool `yaml:"feedback"`
 }
+
+// FeedbackOn reports whether answers end with feedback buttons (the
+// default).
+func (s Slack) FeedbackOn() bool { return s.Feedback == nil || *s.Feedback }
 
 // History bounds the thread history given to a session.
 type History struct {

@@ -179,8 +179,16 @@ func TestInTheBrowserAMentionIsAnsweredLiveAndAFollowUpInTheThread(t *testing.T)
 		t.Errorf("Block Kit Builder link %q (%v)", builder, err)
 	}
 
+	// The answer ends with the feedback buttons; a click reaches the bot,
+	// which thanks the person in the thread, for their eyes only.
+	thumbUp := answer + ` .bk-feedback-positive[data-action-id="slackbot_feedback"]`
+	b.waitFor("the feedback buttons under the answer", thumbUp)
+	b.run("press the thumb up", chromedp.Click(chromedp.CSS(thumbUp)))
+	b.waitFor("the thanks, shown only to the person", `[data-testid="thread-messages"] [data-testid="message"]:has([data-testid="ephemeral"])`)
+	b.waitText("the thanks", `[data-testid="thread-messages"]`, "Thanks for the feedback.")
+
 	b.say("thread-composer", "and the follow-up?")
-	b.waitFor("the follow-up answer", thread+`:not(:has([data-action-id="slackbot_stop"])) ~ [data-bot="true"]:not(:has([data-action-id]))`)
+	b.waitFor("the follow-up answer", thread+`:not(:has([data-action-id="slackbot_stop"])) ~ [data-bot="true"]:has([data-action-id="slackbot_feedback"])`)
 	all := b.text(`[data-testid="thread-messages"]`)
 	if !strings.Contains(all, "still green") || !strings.Contains(all, "and the follow-up?") {
 		t.Errorf("the thread lacks the follow-up and its answer:\n%s", all)

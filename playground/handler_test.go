@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	bkhtml "github.com/slackbot/slackbot/blockkit/html"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/playground"
 	"github.com/slackbot/slackbot/slack/slacktest"
@@ -89,6 +90,39 @@ func TestAClickOnStopReachesTheEmulatorAndStopsTheSession(t *testing.T) {
 		}
 		return false
 	})
+}
+
+func TestAClickOnAFeedbackButtonIsRecordedAndThanked(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.model.Push(slackReport([]any{map[string]any{"blocks": []any{section("an answer to rate")}}}))
+	ts := w.srv.Mention(playground.General, playground.User, "rate this")
+	var answer slacktest.Message
+	w.waitFor("the answer with its feedback buttons", func() bool {
+		for _, m := range w.srv.Thread(playground.General, ts) {
+			if m.BotID != "" && strings.Contains(string(m.Blocks), `"feedback_buttons"`) {
+				answer = m
+				return true
+			}
+		}
+		return false
+	})
+	// The value the page's button carries, as the page's script sends it.
+	value := attrAfter(t, string(bkhtml.Options{}.Message(answer.Blocks, answer.Text)), `bk-feedback-negative`, `data-value="`)
+	post(t, w.page.URL+"/click", `{"channel":"C0GENERAL","ts":"`+answer.TS+`","action_id":"slackbot_feedback","value":"`+value+`"}`, http.StatusNoContent)
+	w.waitFor("the thanks", func() bool {
+		for _, e := range w.srv.Ephemerals() {
+			if e.User == playground.User && e.ThreadTS == ts && strings.Contains(e.Text, "Thanks for the feedback") {
+				return true
+			}
+		}
+		return false
+	})
+	_, id, _ := strings.Cut(value, ":")
+	rec, found, err := w.store.Session(context.Background(), id)
+	if err != nil || !found || len(rec.Feedback) != 1 || rec.Feedback[0].User != playground.User || rec.Feedback[0].Value != "negative" {
+		t.Fatalf("session %q holds %+v (found %v, %v)", id, rec.Feedback, found, err)
+	}
 }
 
 func TestTheSlashCommandOpensTheThreadTheBotStarts(t *testing.T) {
@@ -241,4 +275,20 @@ func TestARefusalShowsAsAMessageOnlyThePersonSees(t *testing.T) {
 		}
 	}
 	t.Fatal("the refusal never showed")
+}
+
+// attrAfter is the value of the attribute (given as `name="`) that follows
+// marker in page, unescaped.
+func attrAfter(t *testing.T, page, marker, attr string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(page, marker)
+	if !ok {
+		t.Fatalf("no %s in %s", marker, page)
+	}
+	_, rest, ok = strings.Cut(rest, attr)
+	if !ok {
+		t.Fatalf("no %s after %s in %s", attr, marker, page)
+	}
+	v, _, _ := strings.Cut(rest, `"`)
+	return html.UnescapeString(v)
 }

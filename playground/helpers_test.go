@@ -26,6 +26,7 @@ type world struct {
 	srv   *slacktest.Server
 	model *llmtest.Server
 	page  *httptest.Server
+	store state.Store // the bot's
 }
 
 // newWorld starts everything and waits until the bot is connected.
@@ -49,7 +50,8 @@ func newWorld(t *testing.T, opts ...func(*config.Config)) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bot, err := slack.New(slack.Options{Config: cfg, Runner: runner, State: state.NewMemory(), Log: log, Observer: pg.Observe})
+	store := state.NewMemory()
+	bot, err := slack.New(slack.Options{Config: cfg, Runner: runner, State: store, Log: log, Observer: pg.Observe})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +65,7 @@ func newWorld(t *testing.T, opts ...func(*config.Config)) *world {
 		stop()
 		<-done
 	})
-	w := &world{t: t, srv: srv, model: model, page: page}
+	w := &world{t: t, srv: srv, model: model, page: page, store: store}
 	w.waitFor("the bot to connect", func() bool { return srv.Connections() > 0 })
 	return w
 }

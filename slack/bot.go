@@ -38,6 +38,9 @@ type Options struct {
 	// Observer, when set, also receives every session's events (a
 	// playground's side panel); Thread tells which thread each belongs to.
 	Observer func(t Thread, e agent.Event)
+	// OnFeedback, when set, is called with "positive" or "negative" after
+	// a click on an answer's feedback buttons has been recorded.
+	OnFeedback func(value string)
 }
 
 // Thread names where a session answers.
@@ -77,6 +80,8 @@ type Bot struct {
 	threads map[string]chan struct{}    // one session per thread in this process
 	names   map[string]string           // user id → display name
 	chans   map[string]slackapi.Channel // channel id → info
+
+	feedbackHook func(value string) // Options.OnFeedback
 }
 
 // New checks the configuration and builds a Bot; it does not connect.
@@ -102,6 +107,7 @@ func New(o Options) (*Bot, error) {
 		slots:   make(chan struct{}, max(cfg.MaxConcurrentSessions, 1)),
 		running: map[string]*run{}, threads: map[string]chan struct{}{},
 		names: map[string]string{}, chans: map[string]slackapi.Channel{},
+		feedbackHook: o.OnFeedback,
 	}
 	if _, err := b.defaultAgent(); err != nil {
 		return nil, err

@@ -184,8 +184,11 @@ func (b *Bot) onInteractive(ctx context.Context, evt socketmode.Event) {
 		return
 	}
 	for _, a := range cb.ActionCallback.BlockActions {
-		if a.ActionID == stopAction {
+		switch a.ActionID {
+		case stopAction:
 			b.stop(ctx, a.Value, cb.User.ID, cb.Channel.ID)
+		case feedbackAction:
+			b.onFeedback(cb, a)
 		}
 	}
 }

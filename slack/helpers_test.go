@@ -37,6 +37,16 @@ type world struct {
 	stopOnce sync.Once
 	store    state.Store   // the first bot's; a second replica may share it
 	runner   *agent.Runner // the first bot's runner
+
+	mu        sync.Mutex
+	feedbacks []string // what the first bot's OnFeedback was called with
+}
+
+// feedbackCalls is what OnFeedback has been called with so far.
+func (w *world) feedbackCalls() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.feedbacks...)
 }
 
 // replica starts a second bot on the same emulator, sharing the first's
@@ -89,12 +99,17 @@ func newWorld(t *testing.T, opts ...worldOption) *world {
 		o(cfg, runner)
 	}
 	store := state.NewMemory()
-	bot, err := slack.New(slack.Options{Config: cfg, Runner: runner, State: store, Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, stop := context.WithCancel(context.Background())
 	w := &world{t: t, srv: srv, model: model, cfg: cfg, stop: stop, done: make(chan error, 1), ctx: context.Background(), logger: log, logs: logs, store: store, runner: runner}
+	bot, err := slack.New(slack.Options{Config: cfg, Runner: runner, State: store, Log: log, OnFeedback: func(v string) {
+		w.mu.Lock()
+		w.feedbacks = append(w.feedbacks, v)
+		w.mu.Unlock()
+	}})
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
 	go func() { w.done <- bot.Run(ctx) }()
 	t.Cleanup(w.shutdown)
 	w.waitFor("the bot to connect", func() bool { return srv.Connections() > 0 })

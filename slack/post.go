@@ -106,6 +106,10 @@ func (b *Bot) deliverOne(ctx context.Context, channel, threadTS, updateTS string
 		}
 		return b.deliverOne(ctx, channel, threadTS, "", second)
 	}
+	if onlyButtons(m) && updateTS == "" {
+		b.log.Warn("slack refused the feedback buttons; the answer stands without them")
+		return nil
+	}
 	// One block Slack will not take: its text, as plain messages.
 	text := blockText(m)
 	if text == "" {

@@ -199,12 +199,9 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	} else if note != "" {
 		msgs = append(msgs, noteMessage(note))
 	}
+	msgs = r.withFeedback(msgs, rep)
 	pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer pcancel()
-	if err := r.progress.replaceWith(pctx, msgs); err != nil {
-		log.Warn("the answer could not be posted", zap.Error(err))
-	}
-	_ = b.state.Mark(pctx, threadKey(r.req.channel, r.req.threadTS), threadTTL)
 	status := rep.Status
 	switch {
 	case r.interrupted.Load():
@@ -212,6 +209,8 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	case r.stopper != "":
 		status = "stopped"
 	}
+	// The record is saved before the answer is posted, so that a click on
+	// its feedback buttons finds it.
 	rec := state.SessionRecord{ID: r.id, User: r.req.user, Channel: r.req.channel, ThreadTS: r.req.threadTS, Agent: r.agent.Name,
 		Status: status, Turns: res.Turns, ToolCalls: res.ToolCalls, InputTokens: res.Usage.InputTokens,
 		OutputTokens: res.Usage.OutputTokens, CostUSD: res.Usage.CostUSD, Started: started, Duration: time.Since(started),
@@ -219,6 +218,10 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	if err := b.state.PutSession(pctx, rec); err != nil {
 		log.Warn("session record not saved", zap.Error(err))
 	}
+	if err := r.progress.replaceWith(pctx, msgs); err != nil {
+		log.Warn("the answer could not be posted", zap.Error(err))
+	}
+	_ = b.state.Mark(pctx, threadKey(r.req.channel, r.req.threadTS), threadTTL)
 	log.Info("answered", zap.String("session", r.id), zap.String("status", rep.Status), zap.Int("turns", res.Turns),
 		zap.Int("messages", len(msgs)), zap.Float64("cost_usd", res.Usage.CostUSD))
 }

@@ -247,14 +247,14 @@ func (m *Memory) Sessions(_ context.Context, f SessionFilter) ([]SessionRecord, 
 }
 
 // SetFeedback implements Store.
-func (m *Memory) SetFeedback(_ context.Context, id, feedback string) error {
+func (m *Memory) SetFeedback(_ context.Context, id string, f Feedback) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, ok := m.sessions[id]
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrNoSession, id)
 	}
-	r.Feedback = feedback
+	r.Feedback = mergeFeedback(r.Feedback, f)
 	m.sessions[id] = r
 	return nil
 }

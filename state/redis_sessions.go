@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -56,12 +57,23 @@ func indexID(member string) string {
 	return id
 }
 
-// feedbackScript sets the feedback of the record KEYS[1]; it returns 0
-// when there is no such record.
+// feedbackScript sets the field ARGV[1] (a person's verdict) of the record
+// KEYS[1] to ARGV[2]; it returns 0 when there is no such record.
 var feedbackScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], 'feedback', ARGV[1])
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 return 1`)
+
+// feedbackField prefixes the hash field of each person's verdict, which
+// holds {"value", "at"} as JSON; one field a person makes a later click
+// replace the earlier one in a single HSET.
+const feedbackField = "feedback:"
+
+// verdict is a person's verdict as its hash field holds it.
+type verdict struct {
+	Value string    `json:"value"`
+	At    time.Time `json:"at"`
+}
 
 // PutSession implements Store.
 func (r *Redis) PutSession(ctx context.Context, s SessionRecord) error {
@@ -180,8 +192,9 @@ func (r *Redis) sessionsByID(ctx context.Context, ids []string) ([]SessionRecord
 }
 
 // SetFeedback implements Store.
-func (r *Redis) SetFeedback(ctx context.Context, id, feedback string) error {
-	n, err := feedbackScript.Run(ctx, r.client, []string{r.sessionKey(id)}, feedback).Int()
+func (r *Redis) SetFeedback(ctx context.Context, id string, f Feedback) error {
+	data, _ := json.Marshal(verdict{Value: f.Value, At: f.At}) // strings and a time always encode
+	n, err := feedbackScript.Run(ctx, r.client, []string{r.sessionKey(id)}, feedbackField+f.User, string(data)).Int()
 	if err != nil {
 		return fmt.Errorf("state: feedback on session %q: %w", id, err)
 	}
@@ -193,7 +206,7 @@ func (r *Redis) SetFeedback(ctx context.Context, id, feedback string) error {
 
 // sessionFields is s as the field-value pairs of its hash.
 func sessionFields(s SessionRecord) []any {
-	return []any{
+	fields := []any{
 		"id", s.ID,
 		"user", s.User,
 		"channel", s.Channel,
@@ -208,8 +221,12 @@ func sessionFields(s SessionRecord) []any {
 		"started", s.Started.Format(time.RFC3339Nano),
 		"duration_ns", int64(s.Duration),
 		"report", s.Report,
-		"feedback", s.Feedback,
 	}
+	for _, f := range s.Feedback {
+		data, _ := json.Marshal(verdict{Value: f.Value, At: f.At})
+		fields = append(fields, feedbackField+f.User, string(data))
+	}
+	return fields
 }
 
 // parseSession reads a record back from its hash.
@@ -222,8 +239,21 @@ func parseSession(m map[string]string) (SessionRecord, error) {
 		Agent:    m["agent"],
 		Status:   m["status"],
 		Report:   m["report"],
-		Feedback: m["feedback"],
+		// "feedback" is the single verdict an older release kept.
+		Feedback: decodeFeedback(m["feedback"]),
 	}
+	for k, v := range m {
+		user, ok := strings.CutPrefix(k, feedbackField)
+		if !ok {
+			continue
+		}
+		var vd verdict
+		if err := json.Unmarshal([]byte(v), &vd); err != nil {
+			return s, fmt.Errorf("field %s: %w", k, err)
+		}
+		s.Feedback = append(s.Feedback, Feedback{User: user, Value: vd.Value, At: vd.At})
+	}
+	sortFeedback(s.Feedback)
 	var err error
 	ints := []struct {
 		field string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -382,7 +383,7 @@ func TestRedisSessionRecordRoundTripsAndTakesFeedback(t *testing.T) {
 		ID: "s1", User: "U1", Channel: "C1", ThreadTS: "1700000000.000100", Agent: "helper", Status: "done",
 		Turns: 4, ToolCalls: 7, InputTokens: 12345, OutputTokens: 678, CostUSD: 0.0123456789,
 		Started: time.Date(2026, 3, 1, 12, 0, 0, 987654321, time.FixedZone("CET", 3600)), Duration: 83*time.Second + time.Nanosecond,
-		Report: "Line one\n*bold* — ünïcode", Feedback: "",
+		Report: "Line one\n*bold* — ünïcode",
 	}
 	if err := r.PutSession(ctx, want); err != nil {
 		t.Fatal(err)
@@ -395,16 +396,18 @@ func TestRedisSessionRecordRoundTripsAndTakesFeedback(t *testing.T) {
 		t.Errorf("Started = %v, want %v", got.Started, want.Started)
 	}
 	got.Started = want.Started
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", got, want)
 	}
-	if err := r.SetFeedback(ctx, "s1", "good"); err != nil {
+	at := time.Date(2026, 3, 1, 12, 5, 0, 1, time.UTC)
+	if err := r.SetFeedback(ctx, "s1", Feedback{User: "U2", Value: "positive", At: at}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, _ := r.Session(ctx, "s1"); got.Feedback != "good" {
-		t.Errorf("feedback = %q, want good", got.Feedback)
+	if got, _, _ := r.Session(ctx, "s1"); len(got.Feedback) != 1 || got.Feedback[0].User != "U2" ||
+		got.Feedback[0].Value != "positive" || !got.Feedback[0].At.Equal(at) {
+		t.Errorf("feedback = %+v, want U2's positive at %v", got.Feedback, at)
 	}
-	if err := r.SetFeedback(ctx, "nope", "bad"); !errors.Is(err, ErrNoSession) {
+	if err := r.SetFeedback(ctx, "nope", Feedback{User: "U2", Value: "negative", At: at}); !errors.Is(err, ErrNoSession) {
 		t.Errorf("feedback on an unknown session: %v, want ErrNoSession", err)
 	}
 	if _, ok, err := r.Session(ctx, "nope"); ok || err != nil {
@@ -463,11 +466,11 @@ func TestTwoReplicasOnOneRedisSeeEachOthersState(t *testing.T) {
 	if err := a.PutSession(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.SetFeedback(ctx, "s1", "good"); err != nil {
+	if err := b.SetFeedback(ctx, "s1", Feedback{User: "U2", Value: "positive", At: time.Now()}); err != nil {
 		t.Fatalf("replica b could not give feedback on replica a's session: %v", err)
 	}
 	got, err := a.Sessions(ctx, SessionFilter{User: "U1"})
-	if err != nil || len(got) != 1 || got[0].Feedback != "good" {
+	if err != nil || len(got) != 1 || len(got[0].Feedback) != 1 || got[0].Feedback[0].Value != "positive" {
 		t.Errorf("replica a lists %+v, %v; want s1 with replica b's feedback", got, err)
 	}
 

@@ -15,8 +15,8 @@ import (
 )
 
 // SQLite is a Store in one SQLite file: the default for a single replica,
-// embedded and surviving restarts. Every operation is one statement, which
-// SQLite runs atomically, so no method needs a transaction. Times are
+// embedded and surviving restarts. Every operation but SetFeedback is one
+// statement, which SQLite runs atomically; SetFeedback is a transaction. Times are
 // stored as Unix nanoseconds; expired rows are ignored by every read and
 // deleted every sweepEvery writes.
 type SQLite struct {
@@ -257,7 +257,7 @@ func (s *SQLite) PutSession(ctx context.Context, r SessionRecord) error {
 	_, err := s.exec(ctx, `INSERT OR REPLACE INTO sessions (`+sessionColumns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.User, r.Channel, r.ThreadTS, r.Agent, r.Status, r.Turns, r.ToolCalls,
-		r.InputTokens, r.OutputTokens, r.CostUSD, started, int64(r.Duration), r.Report, r.Feedback)
+		r.InputTokens, r.OutputTokens, r.CostUSD, started, int64(r.Duration), r.Report, encodeFeedback(r.Feedback))
 	return err
 }
 
@@ -266,8 +266,10 @@ func scanSession(row interface{ Scan(...any) error }) (SessionRecord, error) {
 	var r SessionRecord
 	var started sql.NullInt64
 	var duration int64
+	var feedback string
 	err := row.Scan(&r.ID, &r.User, &r.Channel, &r.ThreadTS, &r.Agent, &r.Status, &r.Turns, &r.ToolCalls,
-		&r.InputTokens, &r.OutputTokens, &r.CostUSD, &started, &duration, &r.Report, &r.Feedback)
+		&r.InputTokens, &r.OutputTokens, &r.CostUSD, &started, &duration, &r.Report, &feedback)
+	r.Feedback = decodeFeedback(feedback)
 	if started.Valid {
 		r.Started = time.Unix(0, started.Int64)
 	}
@@ -325,15 +327,31 @@ func (s *SQLite) Sessions(ctx context.Context, f SessionFilter) ([]SessionRecord
 	return out, nil
 }
 
-// SetFeedback implements Store.
-func (s *SQLite) SetFeedback(ctx context.Context, id, feedback string) error {
-	n, err := s.exec(ctx, `UPDATE sessions SET feedback = ? WHERE id = ?`, feedback, id)
+// SetFeedback implements Store. Reading the verdicts and writing them
+// back is one transaction on the writer connection, so clicks landing at
+// once do not lose each other.
+func (s *SQLite) SetFeedback(ctx context.Context, id string, f Feedback) error {
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return fmt.Errorf("state: sqlite: %w", err)
 	}
-	if n == 0 {
+	defer tx.Rollback() // a no-op after Commit
+	var stored string
+	err = tx.QueryRowContext(ctx, `SELECT feedback FROM sessions WHERE id = ?`, id).Scan(&stored)
+	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w: %q", ErrNoSession, id)
 	}
+	if err != nil {
+		return fmt.Errorf("state: sqlite: %w", err)
+	}
+	merged := encodeFeedback(mergeFeedback(decodeFeedback(stored), f))
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET feedback = ? WHERE id = ?`, merged, id); err != nil {
+		return fmt.Errorf("state: sqlite: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("state: sqlite: %w", err)
+	}
+	s.wrote(ctx)
 	return nil
 }
 

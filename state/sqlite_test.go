@@ -25,7 +25,9 @@ func TestSQLiteSurvivesARestart(t *testing.T) {
 		func() error { _, err := s.Acquire(ctx, "sessions", "S1", 1, time.Hour); return err },
 		func() error { _, err := s.Add(ctx, "tokens:U1", 42, time.Hour); return err },
 		func() error { return s.PutSession(ctx, rec) },
-		func() error { return s.SetFeedback(ctx, "S1", "good") },
+		func() error {
+			return s.SetFeedback(ctx, "S1", Feedback{User: "U2", Value: "positive", At: time.Unix(1_800_000_060, 7)})
+		},
 	}
 	for i, step := range steps {
 		if err := step(); err != nil {
@@ -58,9 +60,9 @@ func TestSQLiteSurvivesARestart(t *testing.T) {
 		{"the counter kept its total", func() (bool, error) { v, err := s.Get(ctx, "tokens:U1"); return v == 42, err }},
 		{"the session and its feedback are there", func() (bool, error) {
 			got, ok, err := s.Session(ctx, "S1")
-			want := rec
-			want.Feedback = "good"
-			return ok && got.Started.Equal(want.Started) && got.Report == want.Report && got.Feedback == "good", err
+			fb := got.Feedback
+			return ok && got.Started.Equal(rec.Started) && got.Report == rec.Report && len(fb) == 1 &&
+				fb[0].User == "U2" && fb[0].Value == "positive" && fb[0].At.Equal(time.Unix(1_800_000_060, 7)), err
 		}},
 	}
 	for _, c := range checks {

@@ -9,7 +9,10 @@ package state
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -53,9 +56,11 @@ type Store interface {
 	Session(ctx context.Context, id string) (SessionRecord, bool, error)
 	// Sessions returns the records matching f, newest (by Started) first.
 	Sessions(ctx context.Context, f SessionFilter) ([]SessionRecord, error)
-	// SetFeedback records feedback ("good", "bad", any short string) on
-	// the session id; it returns ErrNoSession when there is none.
-	SetFeedback(ctx context.Context, id, feedback string) error
+	// SetFeedback records f, one person's click on the feedback buttons
+	// of the session id's answer. A person's later click replaces their
+	// earlier one: the record keeps one verdict per person. It returns
+	// ErrNoSession when there is no session id.
+	SetFeedback(ctx context.Context, id string, f Feedback) error
 
 	// Close releases the store's resources.
 	Close() error
@@ -70,7 +75,63 @@ type SessionRecord struct {
 	Started                                     time.Time
 	Duration                                    time.Duration
 	Report                                      string // the final report's text (bounded by the caller)
-	Feedback                                    string
+	// Feedback holds each person's last verdict on the answer, oldest
+	// first.
+	Feedback []Feedback
+}
+
+// Feedback is one person's verdict on an answer.
+type Feedback struct {
+	User  string    `json:"user"`
+	Value string    `json:"value"` // "positive" or "negative", as Slack's buttons are named
+	At    time.Time `json:"at"`
+}
+
+// mergeFeedback returns list with f as its person's verdict, replacing an
+// earlier one, ordered oldest first (ties by user). list is not modified.
+func mergeFeedback(list []Feedback, f Feedback) []Feedback {
+	out := make([]Feedback, 0, len(list)+1)
+	for _, g := range list {
+		if g.User != f.User {
+			out = append(out, g)
+		}
+	}
+	out = append(out, f)
+	sortFeedback(out)
+	return out
+}
+
+// sortFeedback orders verdicts oldest first, ties by user.
+func sortFeedback(list []Feedback) {
+	slices.SortStableFunc(list, func(a, b Feedback) int {
+		if c := a.At.Compare(b.At); c != 0 {
+			return c
+		}
+		return strings.Compare(a.User, b.User)
+	})
+}
+
+// encodeFeedback is list as stored in one text field: JSON, "" for none.
+func encodeFeedback(list []Feedback) string {
+	if len(list) == 0 {
+		return ""
+	}
+	data, _ := json.Marshal(list) // strings and times always encode
+	return string(data)
+}
+
+// decodeFeedback reads what encodeFeedback wrote. A field that is not a
+// JSON list holds the single verdict of an older release, who gave it not
+// known.
+func decodeFeedback(s string) []Feedback {
+	if s == "" {
+		return nil
+	}
+	var list []Feedback
+	if strings.HasPrefix(s, "[") && json.Unmarshal([]byte(s), &list) == nil {
+		return list
+	}
+	return []Feedback{{Value: s}}
 }
 
 // SessionFilter selects session records; zero fields match everything.

@@ -82,6 +82,8 @@ func (r *renderer) block(raw json.RawMessage) {
 		r.b.WriteString(`</figure>`)
 	case "actions":
 		err = r.actions(b)
+	case "context_actions":
+		err = r.contextActions(b)
 	case "table":
 		r.table(b, false)
 	case "data_table":
@@ -222,6 +224,87 @@ func (r *renderer) actions(b block) error {
 	}
 	r.b.WriteString(`</div>`)
 	return nil
+}
+
+// contextButton is a button of a feedback_buttons element.
+type contextButton struct {
+	Text               textObject `json:"text"`
+	Value              string     `json:"value"`
+	AccessibilityLabel string     `json:"accessibility_label"`
+}
+
+// contextAction is an element of a context_actions block.
+type contextAction struct {
+	Type               string         `json:"type"`
+	ActionID           string         `json:"action_id"`
+	Positive           *contextButton `json:"positive_button"`
+	Negative           *contextButton `json:"negative_button"`
+	Icon               string         `json:"icon"`
+	Text               textObject     `json:"text"`
+	Value              string         `json:"value"`
+	AccessibilityLabel string         `json:"accessibility_label"`
+}
+
+// contextActions draws a context_actions block as Slack does: a row of
+// small icon buttons under the message, feedback buttons as a thumb up
+// and a thumb down. The buttons' texts become their tooltips and labels.
+func (r *renderer) contextActions(b block) error {
+	var els []contextAction
+	if err := json.Unmarshal(b.Elements, &els); err != nil {
+		return err
+	}
+	r.b.WriteString(`<div class="bk-context-actions">`)
+	for _, e := range els {
+		switch e.Type {
+		case "feedback_buttons":
+			for _, side := range []struct {
+				name, icon string
+				b          *contextButton
+			}{{"positive", thumbUpIcon, e.Positive}, {"negative", thumbDownIcon, e.Negative}} {
+				if side.b == nil {
+					continue
+				}
+				r.iconButton("bk-feedback bk-feedback-"+side.name, side.icon, e.ActionID, side.b.Value,
+					side.b.Text.Text, side.b.AccessibilityLabel)
+			}
+		case "icon_button":
+			// Slack has one icon, trash; another name draws as a dot.
+			icon := dotIcon
+			if e.Icon == "trash" {
+				icon = trashIcon
+			}
+			r.iconButton("bk-icon-button", icon, e.ActionID, e.Value, e.Text.Text, e.AccessibilityLabel)
+		default:
+			r.unsupported("element", e.Type)
+		}
+	}
+	r.b.WriteString(`</div>`)
+	return nil
+}
+
+// Icons of the context_actions buttons, drawn in the text's colour so they
+// need no emoji font: outlines on a 24×24 grid.
+const (
+	iconOpen      = `<svg class="bk-icon" viewBox="0 0 24 24" width="16" height="16" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linejoin="round" stroke-linecap="round">`
+	thumbPath     = `<rect x="2.5" y="10" width="4" height="11" rx="1"></rect><path d="M6.5 10.5 11 3c1.7 0 2.8 1.3 2.4 3L12.6 10H19c1.4 0 2.4 1.3 2 2.7l-1.9 6.6c-.3 1-1.1 1.7-2.1 1.7H6.5"></path>`
+	thumbUpIcon   = iconOpen + thumbPath + `</svg>`
+	thumbDownIcon = iconOpen + `<g transform="rotate(180 12 12)">` + thumbPath + `</g></svg>`
+	trashIcon     = iconOpen + `<path d="M4 7h16M9.5 7V4h5v3M6 7l1 13h10l1-13M10 11v5M14 11v5"></path></svg>`
+	dotIcon       = iconOpen + `<circle cx="12" cy="12" r="3"></circle></svg>`
+)
+
+// iconButton draws one small button showing icon, with text as its
+// tooltip and label (label, when given, for screen readers).
+func (r *renderer) iconButton(class, icon, actionID, value, text, label string) {
+	r.b.WriteString(`<button class="` + class + `" type="button"`)
+	r.attr("data-action-id", actionID)
+	r.attr("data-value", value)
+	r.attr("title", text)
+	if label == "" {
+		label = text
+	}
+	r.attr("aria-label", label)
+	r.b.WriteString(`>` + icon + `</button>`)
 }
 
 // element draws an interactive element. A button carries data-action-id

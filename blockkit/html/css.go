@@ -45,6 +45,9 @@ const CSS = `.bk-message{font-family:Slack-Lato,Lato,"Helvetica Neue",Helvetica,
 .bk-button-primary:hover{background:#148567}
 .bk-button-danger{background:#e01e5a;border-color:#e01e5a;color:#ffffff}
 .bk-button-danger:hover{background:#e23067}
+.bk-context-actions{display:flex;gap:2px;margin-top:4px}
+.bk-feedback,.bk-icon-button{display:inline-flex;align-items:center;justify-content:center;width:28px;height:28px;padding:0;border:0;border-radius:6px;background:transparent;color:#616061;cursor:pointer}
+.bk-feedback:hover,.bk-icon-button:hover{background:rgba(29,28,29,.08);color:#1d1c1d}
 .bk-table-wrap{overflow-x:auto;margin:8px 0}
 .bk-table{border-collapse:collapse;font-size:14px}
 .bk-table caption{text-align:left;font-weight:700;padding:4px 0}

@@ -122,15 +122,21 @@ func TestSessionsListsWhatTheBotRecorded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := store.SetFeedback(context.Background(), "s1", "good"); err != nil {
-		t.Fatal(err)
+	for _, f := range []state.Feedback{
+		{User: "U0ADA", Value: "positive", At: now.Add(-time.Hour)},
+		{User: "U0BOB", Value: "positive", At: now.Add(-time.Hour)},
+		{User: "U0CAT", Value: "negative", At: now.Add(-time.Hour)},
+	} {
+		if err := store.SetFeedback(context.Background(), "s1", f); err != nil {
+			t.Fatal(err)
+		}
 	}
 	store.Close()
 	out, stderr, err := runCLI("sessions", "--config", cfg, "--since", "24h")
 	if err != nil {
 		t.Fatalf("sessions: %v\n%s", err, stderr)
 	}
-	if !strings.Contains(out, "U0ADA") || !strings.Contains(out, "Paris is the capital.") || !strings.Contains(out, "good") ||
+	if !strings.Contains(out, "U0ADA") || !strings.Contains(out, "Paris is the capital.") || !strings.Contains(out, "+2 -1") ||
 		strings.Contains(out, "U0BOB") || !strings.Contains(stderr, "1 sessions") {
 		t.Fatalf("sessions printed:\n%s%s", out, stderr)
 	}

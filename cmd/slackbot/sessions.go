@@ -49,11 +49,33 @@ func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	for _, r := range recs {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t$%.4f\t%s\t%s\t%s\n", r.Started.Local().Format("2006-01-02 15:04:05"),
 			r.User, r.Channel, r.Agent, r.Status, r.Turns, r.InputTokens+r.OutputTokens, r.CostUSD,
-			r.Duration.Round(100*time.Millisecond), dash(r.Feedback), firstLine(strings.TrimSpace(r.Report), 60))
+			r.Duration.Round(100*time.Millisecond), feedbackSummary(r.Feedback), firstLine(strings.TrimSpace(r.Report), 60))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "%d sessions\n", len(recs))
 	return nil
+}
+
+// feedbackSummary counts a session's verdicts: "+2 -1" for two people who
+// found the answer good and one who did not, "-" for none.
+func feedbackSummary(list []state.Feedback) string {
+	up, down := 0, 0
+	for _, f := range list {
+		switch f.Value {
+		case "positive":
+			up++
+		case "negative":
+			down++
+		}
+	}
+	var parts []string
+	if up > 0 {
+		parts = append(parts, fmt.Sprintf("+%d", up))
+	}
+	if down > 0 {
+		parts = append(parts, fmt.Sprintf("-%d", down))
+	}
+	return dash(strings.Join(parts, " "))
 }

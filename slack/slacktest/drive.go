@@ -93,7 +93,9 @@ var ErrNoSuchAction = errors.New("slacktest: no such action in the message")
 // Click presses the element actionID (a button) in the message messageTS as
 // user, delivering a block_actions interaction with the message, its
 // container and a response_url. value overrides the element's own value when
-// not empty.
+// not empty. For feedback_buttons, value picks the button — the positive or
+// the negative one's value — and the action carries that button's value and
+// text, as Slack sends them.
 func (s *Server) Click(channel, messageTS, user, actionID, value string) (envelopeID string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -110,7 +112,14 @@ func (s *Server) Click(channel, messageTS, user, actionID, value string) (envelo
 	if el == nil {
 		return "", ErrNoSuchAction
 	}
-	if value == "" {
+	text, hasText := el["text"]
+	if el["type"] == "feedback_buttons" {
+		button := feedbackButton(el, value)
+		if button == nil {
+			return "", fmt.Errorf("slacktest: click: feedback buttons %s have no button with value %q", actionID, value)
+		}
+		text, hasText = button["text"]
+	} else if value == "" {
 		value, _ = el["value"].(string)
 	}
 	now := time.Now()
@@ -118,8 +127,8 @@ func (s *Server) Click(channel, messageTS, user, actionID, value string) (envelo
 		"type": el["type"], "action_id": actionID, "block_id": blockID, "value": value,
 		"action_ts": fmt.Sprintf("%d.%06d", now.Unix(), now.Nanosecond()/1000),
 	}
-	if t, ok := el["text"]; ok {
-		action["text"] = t
+	if hasText {
+		action["text"] = text
 	}
 	container := map[string]any{"type": "message", "message_ts": m.TS, "channel_id": c.id, "is_ephemeral": false}
 	if m.ThreadTS != "" {
@@ -139,6 +148,17 @@ func (s *Server) Click(channel, messageTS, user, actionID, value string) (envelo
 		"actions":      []any{action},
 	})
 	return e.id, nil
+}
+
+// feedbackButton is the button of a feedback_buttons element whose value is
+// value, or nil.
+func feedbackButton(el map[string]any, value string) map[string]any {
+	for _, side := range []string{"positive_button", "negative_button"} {
+		if b, ok := el[side].(map[string]any); ok && value != "" && b["value"] == value {
+			return b
+		}
+	}
+	return nil
 }
 
 // findAction looks through blocks for the element with actionID and returns

@@ -3,6 +3,7 @@ package slacktest
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -283,6 +284,45 @@ func TestClickDeliversBlockActions(t *testing.T) {
 	}
 	if m := srv.BotMessages("C1"); len(m) != 1 || m[0].Text != "thanks" || len(m[0].History) != 1 {
 		t.Errorf("after replace_original: %+v", m)
+	}
+}
+
+func TestClickOnFeedbackButtonsSendsTheButtonClicked(t *testing.T) {
+	t.Parallel()
+	srv, api := start(t, Options{})
+	b := runBot(t, srv, api, true)
+	plain := func(s string) *slack.TextBlockObject { return slack.NewTextBlockObject("plain_text", s, false, false) }
+	_, ts, err := api.PostMessage("C1", slack.MsgOptionText("the answer", false), slack.MsgOptionBlocks(
+		slack.NewSectionBlock(slack.NewTextBlockObject("mrkdwn", "The answer", false, false), nil, nil),
+		slack.NewContextActionsBlock("fb", slack.NewFeedbackButtonsBlockElement("rate",
+			slack.NewFeedbackButton(plain("👍"), "positive:S1"), slack.NewFeedbackButton(plain("👎"), "negative:S1")))))
+	if err != nil {
+		t.Fatalf("the emulator refused feedback buttons: %v", err)
+	}
+	b.nextEvent(t, "message") // the bot's own post
+	if _, err := srv.Click("C1", ts, "U1", "rate", ""); err == nil {
+		t.Error("a click on feedback buttons without saying which button was delivered")
+	}
+	if _, err := srv.Click("C1", ts, "U1", "rate", "maybe"); err == nil {
+		t.Error("a click on a feedback button that is not there was delivered")
+	}
+	if _, err := srv.Click("C1", ts, "U1", "rate", "negative:S1"); err != nil {
+		t.Fatal(err)
+	}
+	cb, ok := b.next(t).Data.(slack.InteractionCallback)
+	if !ok || cb.Type != slack.InteractionTypeBlockActions || len(cb.ActionCallback.BlockActions) != 1 {
+		t.Fatalf("interaction = %+v", cb)
+	}
+	a := cb.ActionCallback.BlockActions[0]
+	if a.Type != "feedback_buttons" || a.ActionID != "rate" || a.BlockID != "fb" || a.Value != "negative:S1" || a.Text.Text != "👎" ||
+		cb.User.ID != "U1" || cb.Channel.ID != "C1" || cb.Container.MessageTs != ts {
+		t.Errorf("action = %+v, user %s, channel %s, container %+v", a, cb.User.ID, cb.Channel.ID, cb.Container)
+	}
+	// A malformed one is refused as Slack refuses it.
+	_, _, err = api.PostMessage("C1", slack.MsgOptionText("x", false), slack.MsgOptionBlocks(
+		slack.NewContextActionsBlock("", slack.NewFeedbackButtonsBlockElement("rate", slack.NewFeedbackButton(plain("👍"), "up"), nil))))
+	if err == nil || !strings.Contains(err.Error(), "invalid_blocks") {
+		t.Errorf("feedback buttons without a negative button: %v, want invalid_blocks", err)
 	}
 }
 

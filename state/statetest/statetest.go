@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -515,16 +516,74 @@ var sessionTests = []test{
 		if err := s.PutSession(ctx, r); err != nil {
 			t.Fatal(err)
 		}
-		for _, fb := range []string{"good", "bad"} { // a second click changes it
-			if err := s.SetFeedback(ctx, "S1", fb); err != nil {
+		if err := s.SetFeedback(ctx, "unknown", state.Feedback{User: "U1", Value: "positive", At: time.Unix(1_800_000_010, 0)}); !errors.Is(err, state.ErrNoSession) {
+			t.Fatalf("SetFeedback on an unknown id = %v, want ErrNoSession", err)
+		}
+		if _, ok, _ := s.Session(ctx, "unknown"); ok {
+			t.Fatal("feedback on an unknown id made a record")
+		}
+	}},
+	{"feedback keeps each person's last click, oldest first", func(t *testing.T, s state.Store) {
+		r := record("S1", "U1", "C1", 1_800_000_000)
+		if err := s.PutSession(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		at := func(sec int64) time.Time { return time.Unix(1_800_000_000+sec, 500) }
+		steps := []struct {
+			click state.Feedback
+			want  string // user=value, oldest first
+		}{
+			{state.Feedback{User: "U1", Value: "positive", At: at(10)}, "U1=positive"},
+			{state.Feedback{User: "U2", Value: "negative", At: at(20)}, "U1=positive U2=negative"},
+			{state.Feedback{User: "U1", Value: "negative", At: at(30)}, "U2=negative U1=negative"}, // U1 changed their mind
+			{state.Feedback{User: "U2", Value: "negative", At: at(40)}, "U1=negative U2=negative"}, // the same click again
+		}
+		for i, st := range steps {
+			if err := s.SetFeedback(ctx, "S1", st.click); err != nil {
 				t.Fatal(err)
 			}
-			if got, _, _ := s.Session(ctx, "S1"); got.Feedback != fb {
-				t.Fatalf("feedback %q, want %q", got.Feedback, fb)
+			got, _, err := s.Session(ctx, "S1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var parts []string
+			for _, f := range got.Feedback {
+				parts = append(parts, f.User+"="+f.Value)
+			}
+			if strings.Join(parts, " ") != st.want {
+				t.Fatalf("after click %d: %v, want %s", i, parts, st.want)
+			}
+			if last := got.Feedback[len(got.Feedback)-1]; !last.At.Equal(st.click.At) {
+				t.Fatalf("after click %d: the newest click is at %v, want %v", i, last.At, st.click.At)
 			}
 		}
-		if err := s.SetFeedback(ctx, "unknown", "good"); !errors.Is(err, state.ErrNoSession) {
-			t.Fatalf("SetFeedback on an unknown id = %v, want ErrNoSession", err)
+		// The rest of the record is untouched, and listing shows the verdicts.
+		list, err := s.Sessions(ctx, state.SessionFilter{User: "U1"})
+		if err != nil || len(list) != 1 || len(list[0].Feedback) != 2 || list[0].Report != r.Report {
+			t.Fatalf("Sessions = %+v, %v", list, err)
+		}
+	}},
+	{"feedback clicked at once by many people is all kept", func(t *testing.T, s state.Store) {
+		if err := s.PutSession(ctx, record("S1", "U1", "C1", 1_800_000_000)); err != nil {
+			t.Fatal(err)
+		}
+		const people = 8
+		var wg sync.WaitGroup
+		errs := make(chan error, people)
+		for i := range people {
+			wg.Go(func() {
+				errs <- s.SetFeedback(ctx, "S1", state.Feedback{User: fmt.Sprintf("U%d", i), Value: "positive", At: time.Unix(1_800_000_100, int64(i))})
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, _, _ := s.Session(ctx, "S1"); len(got.Feedback) != people {
+			t.Fatalf("%d verdicts kept of %d", len(got.Feedback), people)
 		}
 	}},
 }
