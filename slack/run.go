@@ -29,6 +29,8 @@ type run struct {
 	agent   *config.Agent
 	cancel  context.CancelFunc
 	stopper string // who pressed Stop ("" while nobody did)
+	// received is when the request arrived, for the end-to-end latency.
+	received time.Time
 	// interrupted is set when the bot stops it at shutdown.
 	interrupted atomic.Bool
 	progress    *progress
@@ -47,6 +49,7 @@ func (b *Bot) start(req request) {
 }
 
 func (b *Bot) handle(req request) {
+	received := time.Now()
 	ctx := b.work
 	log := b.log.With(zap.String("kind", req.kind), zap.String("channel", req.channel), zap.String("user", req.user))
 	a, why := b.route(ctx, req)
@@ -62,7 +65,7 @@ func (b *Bot) handle(req request) {
 	if strings.TrimSpace(req.text) == "" {
 		req.text = "Hello!"
 	}
-	r := &run{b: b, req: req, agent: a, id: fmt.Sprintf("%s-%d", strings.ReplaceAll(req.channel+"-"+req.ts, ".", ""), time.Now().UnixNano()%1e6)}
+	r := &run{b: b, req: req, agent: a, received: received, id: fmt.Sprintf("%s-%d", strings.ReplaceAll(req.channel+"-"+req.ts, ".", ""), time.Now().UnixNano()%1e6)}
 	// A slash command's answer starts a message of its own in the channel
 	// (or the asker's DM when the bot is not in the channel).
 	if req.kind == kindSlash {
@@ -97,6 +100,9 @@ const slotPoll = 200 * time.Millisecond
 // release, or false when the bot is stopping.
 func (b *Bot) takeSlot(ctx context.Context, r *run) (release func(), ok bool) {
 	limit := max(b.cfg.MaxConcurrentSessions, 1)
+	began := time.Now()
+	unqueue := func() {}
+	defer func() { unqueue() }()
 	take := func() bool {
 		ok, err := b.state.Acquire(ctx, sessionSlots, r.id, limit, leaseTTL)
 		if err != nil {
@@ -112,6 +118,7 @@ func (b *Bot) takeSlot(ctx context.Context, r *run) (release func(), ok bool) {
 		if !queued {
 			r.progress.queued(ctx)
 			queued = true
+			unqueue = b.metrics.SessionQueued()
 		}
 		select {
 		case <-ctx.Done():
@@ -127,6 +134,8 @@ func (b *Bot) takeSlot(ctx context.Context, r *run) (release func(), ok bool) {
 		_ = b.state.Release(context.WithoutCancel(ctx), sessionSlots, r.id)
 		return nil, false
 	}
+	unqueue()
+	landed := b.metrics.SessionStarted(time.Since(began))
 	quit, renewed := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(renewed)
@@ -142,6 +151,7 @@ func (b *Bot) takeSlot(ctx context.Context, r *run) (release func(), ok bool) {
 		}
 	}()
 	return func() {
+		landed()
 		close(quit)
 		<-renewed
 		<-b.slots
@@ -174,7 +184,7 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 		log.Info("thread history trimmed to the model's window", zap.Int("dropped", dropped))
 	}
 	r.progress.start()
-	obs := r.progress.observe
+	obs := agent.Tee(r.progress.observe, b.metrics.Observer(), b.tracer.Observer())
 	if b.watch != nil {
 		where := Thread{Channel: r.req.channel, TS: r.req.threadTS}
 		obs = agent.Tee(obs, func(e agent.Event) { b.watch(where, e) })
@@ -219,6 +229,7 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	if err := b.state.PutSession(pctx, rec); err != nil {
 		log.Warn("session record not saved", zap.Error(err))
 	}
+	b.metrics.SessionEnded(r.agent.Name, status, time.Since(r.received))
 	log.Info("answered", zap.String("session", r.id), zap.String("status", rep.Status), zap.Int("turns", res.Turns),
 		zap.Int("messages", len(msgs)), zap.Float64("cost_usd", res.Usage.CostUSD))
 }
