@@ -37,6 +37,7 @@ type world struct {
 	stopOnce sync.Once
 	store    state.Store   // the first bot's; a second replica may share it
 	runner   *agent.Runner // the first bot's runner
+	bot      *slack.Bot    // the first bot
 }
 
 // replica starts a second bot on the same emulator, sharing the first's
@@ -69,6 +70,13 @@ const (
 // the bot is connected.
 func newWorld(t *testing.T, opts ...worldOption) *world {
 	t.Helper()
+	return newWorldWith(t, nil, opts...)
+}
+
+// newWorldWith is newWorld with bot, when set, changing the bot's options
+// before it is built.
+func newWorldWith(t *testing.T, bot func(*slack.Options), opts ...worldOption) *world {
+	t.Helper()
 	srv, err := slacktest.New(slacktest.Options{AckTimeout: 2 * time.Second, PingInterval: time.Second, DisconnectGrace: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -89,13 +97,17 @@ func newWorld(t *testing.T, opts ...worldOption) *world {
 		o(cfg, runner)
 	}
 	store := state.NewMemory()
-	bot, err := slack.New(slack.Options{Config: cfg, Runner: runner, State: store, Log: log})
+	bo := slack.Options{Config: cfg, Runner: runner, State: store, Log: log}
+	if bot != nil {
+		bot(&bo)
+	}
+	b, err := slack.New(bo)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	w := &world{t: t, srv: srv, model: model, cfg: cfg, stop: stop, done: make(chan error, 1), ctx: context.Background(), logger: log, logs: logs, store: store, runner: runner}
-	go func() { w.done <- bot.Run(ctx) }()
+	w := &world{t: t, srv: srv, model: model, cfg: cfg, stop: stop, done: make(chan error, 1), ctx: context.Background(), logger: log, logs: logs, store: store, runner: runner, bot: b}
+	go func() { w.done <- b.Run(ctx) }()
 	t.Cleanup(w.shutdown)
 	w.waitFor("the bot to connect", func() bool { return srv.Connections() > 0 })
 	return w
