@@ -146,9 +146,10 @@ func (r *traceRun) observe(e agent.Event) {
 		if e.Tool == nil {
 			return
 		}
-		r.start(e.Op, "execute_tool "+toolLabel(e.Tool), e.Time,
+		// Named when it ends: only then is it known whether the model
+		// called a tool that exists or made a name up.
+		r.start(e.Op, "execute_tool", e.Time,
 			attribute.String("gen_ai.operation.name", "execute_tool"),
-			attribute.String("gen_ai.tool.name", toolLabel(e.Tool)),
 			attribute.String("gen_ai.tool.call.id", e.Tool.ID),
 			attribute.Int("slackbot.tool.arg_bytes", e.Tool.ArgBytes))
 	case agent.EventToolFinished:
@@ -249,7 +250,9 @@ func (r *traceRun) toolFinished(e agent.Event) {
 		return
 	}
 	outcome := toolOutcome(info)
+	s.SetName("execute_tool " + toolLabel(info))
 	attrs := []attribute.KeyValue{
+		attribute.String("gen_ai.tool.name", toolLabel(info)),
 		attribute.String("slackbot.tool.outcome", outcome),
 		attribute.Int("slackbot.tool.result_bytes", info.ResultBytes),
 	}
