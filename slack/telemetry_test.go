@@ -341,3 +341,54 @@ func readyz(t *testing.T, url string) (int, readyBody) {
 	}
 	return resp.StatusCode, b
 }
+
+// TestQueuedAndInFlightSessionsAreGaugedWhileTheyWait holds one session
+// running with max_concurrent_sessions 1 while a second waits, then lets
+// both finish.
+func TestQueuedAndInFlightSessionsAreGaugedWhileTheyWait(t *testing.T) {
+	t.Parallel()
+	metrics := telemetry.NewMetrics()
+	w := newWorldWith(t, func(o *slack.Options) { o.Metrics = metrics },
+		func(c *config.Config, _ *agent.Runner) { c.Slack.MaxConcurrentSessions = 1 })
+	url := serveTelemetry(t, metrics)
+	g := newGate()
+	defer g.open()
+	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		if strings.Contains(lastUserText(r), "first") {
+			<-g.ch
+		}
+		return textReport("Answer to " + lastUserText(r))
+	})
+	ts1 := w.srv.Mention(channel, asker, "first")
+	w.model.Wait(1)
+	ts2 := w.srv.Mention(channel, asker, "second")
+	gauges := func() (flying, queued float64) {
+		f := telemetrytest.Scrape(t, url+"/metrics")
+		flying, _ = f.Value("slackbot_sessions_in_flight")
+		queued, _ = f.Value("slackbot_sessions_queued")
+		return flying, queued
+	}
+	eventually(t, "one session in flight and one queued", func() bool {
+		flying, queued := gauges()
+		return flying == 1 && queued == 1
+	})
+	g.open()
+	w.answered(channel, ts1, "Answer to first")
+	w.answered(channel, ts2, "Answer to second")
+	eventually(t, "nothing in flight or queued", func() bool {
+		flying, queued := gauges()
+		return flying == 0 && queued == 0
+	})
+	f := telemetrytest.Scrape(t, url+"/metrics")
+	if n, _ := f.Value("slackbot_session_queue_wait_seconds"); n != 2 {
+		t.Errorf("%v slot waits observed, want 2", n)
+	}
+	if n, _ := f.Value("slackbot_sessions_total", "agent", bottest.AgentName, "status", "success"); n != 2 {
+		t.Errorf("%v sessions counted, want 2", n)
+	}
+	// The second waited at least as long as the first held its slot.
+	fam := f["slackbot_session_queue_wait_seconds"]
+	if sum := fam.GetMetric()[0].GetHistogram().GetSampleSum(); sum <= 0 {
+		t.Errorf("the waits sum to %v", sum)
+	}
+}
