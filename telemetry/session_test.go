@@ -2,6 +2,7 @@ package telemetry_test
 
 import (
 	"context"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -57,7 +58,8 @@ func TestAHandOffAMadeUpToolAndARetryAreMeasuredAndTraced(t *testing.T) {
 		}
 		return llmtest.Reply{Status: 500, ErrorMessage: "unscripted"}
 	})
-	provider, err := openai.New("fake", config.Provider{Type: "openai", BaseURL: model.URL() + "/v1/", APIKey: "sk-test-key"})
+	provider, err := openai.New("fake", config.Provider{Type: "openai", BaseURL: model.URL() + "/v1/", APIKey: "sk-test-key",
+		Models: map[string]config.Model{"m1": {Input: 1, Output: 2}}}) // dollars per million tokens
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,6 +101,11 @@ func TestAHandOffAMadeUpToolAndARetryAreMeasuredAndTraced(t *testing.T) {
 		if got, ok := f.Value(c.name, c.labels...); !ok || got != c.want {
 			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, got, ok, c.want)
 		}
+	}
+	u := llmtest.DefaultUsage()
+	wantCost := 3 * (float64(u.Input)*1 + float64(u.Output)*2) / 1e6
+	if got, _ := f.Value("slackbot_llm_cost_usd_total", "model", "fake/m1"); math.Abs(got-wantCost) > 1e-12 {
+		t.Errorf("slackbot_llm_cost_usd_total = %v, want %v", got, wantCost)
 	}
 	for _, v := range f.LabelValues("slackbot_") {
 		if strings.Contains(v, "rm_rf") {
