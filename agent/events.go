@@ -211,6 +211,11 @@ func (o *Op) rename(name string) {
 // ID identifies the node within its tree (the top-level session is 0).
 func (o *Op) ID() int { return o.id }
 
+// Parent returns the node o hangs under: the session for a turn, the turn
+// for a model or tool call, the batch for its inner calls, the call for a
+// sub-agent's session; nil for the top-level session. It never changes.
+func (o *Op) Parent() *Op { return o.parent }
+
 // Kind is session, turn, llm or tool; it never changes.
 func (o *Op) Kind() string { return o.kind }
 

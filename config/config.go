@@ -35,6 +35,8 @@ type Config struct {
 	Quotas        Quotas     `yaml:"quotas"`
 	State         State      `yaml:"state"`
 	Log           Log        `yaml:"log"`
+	Metrics       Metrics    `yaml:"metrics"`
+	Tracing       Tracing    `yaml:"tracing"`
 
 	// Path is the file the configuration was read from.
 	Path string `yaml:"-"`
@@ -428,4 +430,39 @@ const DefaultQuotaMessage = "You've reached today's limit for using the bot here
 type Log struct {
 	Level  string `yaml:"level"`  // debug | info | warn | error (default info)
 	Format string `yaml:"format"` // json | console (default json)
+}
+
+// Metrics configures the HTTP endpoint of Prometheus metrics and health
+// checks that `slackbot run` serves.
+type Metrics struct {
+	// Listen is the address of /metrics, /healthz and /readyz, such as
+	// "127.0.0.1:9090" or ":9090"; empty serves nothing.
+	Listen string `yaml:"listen"`
+}
+
+// Tracing configures OpenTelemetry traces, sent over OTLP/HTTP: a span per
+// session, turn, model call and tool call.
+type Tracing struct {
+	// Endpoint is the OTLP/HTTP collector, such as http://127.0.0.1:4318
+	// (the path /v1/traces is added when the URL has none). Empty leaves
+	// tracing off unless OTEL_EXPORTER_OTLP_ENDPOINT or
+	// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set in the environment.
+	Endpoint string `yaml:"endpoint"`
+	// Headers are sent with every export (a vendor's API key).
+	Headers map[string]Secret `yaml:"headers"`
+	// ServiceName is the service.name of the spans (default "slackbot").
+	ServiceName string `yaml:"service_name"`
+	// SampleRatio is the share of sessions traced, from 0 to 1 (default 1).
+	SampleRatio *float64 `yaml:"sample_ratio"`
+}
+
+// DefaultServiceName is the service.name of the bot's spans.
+const DefaultServiceName = "slackbot"
+
+// Ratio returns the share of sessions traced.
+func (t Tracing) Ratio() float64 {
+	if t.SampleRatio == nil {
+		return 1
+	}
+	return *t.SampleRatio
 }

@@ -97,6 +97,9 @@ func (c *Config) applyDefaults(w *walker, dir string) {
 	if !w.present["tool_output.overlap_percent"] {
 		c.ToolOutput.OverlapPercent = DefaultOverlapPercent
 	}
+	if c.Tracing.ServiceName == "" {
+		c.Tracing.ServiceName = DefaultServiceName
+	}
 	if c.Log.Level == "" {
 		c.Log.Level = DefaultLogLevel
 	}

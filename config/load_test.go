@@ -190,6 +190,9 @@ defaults:
 		{"agents_dir defaults to ./agents beside the file", cfg.AgentsDir, filepath.Join(filepath.Dir(cfg.Path), "agents")},
 		{"log level defaults to info", cfg.Log.Level, "info"},
 		{"log format defaults to json", cfg.Log.Format, "json"},
+		{"no metrics are served unless asked", cfg.Metrics.Listen, ""},
+		{"spans are named slackbot", cfg.Tracing.ServiceName, DefaultServiceName},
+		{"every session is traced by default", cfg.Tracing.Ratio(), 1.0},
 		{"tool output size defaults to 12288", cfg.ToolOutput.MaxBytes, DefaultToolResponseMaxByte},
 		{"providers stream by default", cfg.LLM.Providers["openai"].Streams(), true},
 	}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"path"
 	"regexp"
@@ -78,6 +79,19 @@ func (c *Config) validate(w *walker) {
 		} else if u, err := url.Parse(c.State.RedisURL.Reveal()); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
 			w.errorf("state.redis_url", "is not a redis:// or rediss:// URL with a host")
 		}
+	}
+	if l := c.Metrics.Listen; l != "" {
+		if _, port, err := net.SplitHostPort(l); err != nil || port == "" {
+			w.errorf("metrics.listen", "%q is not a listen address; write host:port, like 127.0.0.1:9090 or :9090 (empty serves no metrics)", l)
+		}
+	}
+	if e := c.Tracing.Endpoint; e != "" {
+		if msg := checkHTTPURL(e); msg != "" {
+			w.errorf("tracing.endpoint", "%s (an OTLP/HTTP collector, like http://127.0.0.1:4318)", strings.Replace(msg, "https://api.example.com/v1", "http://127.0.0.1:4318", 1))
+		}
+	}
+	if r := c.Tracing.SampleRatio; r != nil && (*r < 0 || *r > 1) {
+		w.errorf("tracing.sample_ratio", "must be between 0 and 1 (the share of sessions traced; default 1), got %g", *r)
 	}
 	if !slices.Contains(LogLevels, c.Log.Level) {
 		w.errorf("log.level", "%q is not a log level; use one of: %s", c.Log.Level, oneOf(LogLevels))

@@ -344,6 +344,15 @@ func TestValidationErrors(t *testing.T) {
 			want:  []string{"slackbot.yaml:10: state.backend: redis needs state.redis_url"},
 		},
 		{
+			name:  "the metrics address and the tracing keys are checked",
+			files: map[string]string{"slackbot.yaml": baseConfig + "metrics:\n  listen: 9090\ntracing:\n  endpoint: collector:4318\n  sample_ratio: 2\n"},
+			want: []string{
+				`slackbot.yaml:10: metrics.listen: "9090" is not a listen address; write host:port, like 127.0.0.1:9090 or :9090`,
+				`slackbot.yaml:12: tracing.endpoint: must start with http:// or https://, like http://127.0.0.1:4318`,
+				`slackbot.yaml:13: tracing.sample_ratio: must be between 0 and 1`,
+			},
+		},
+		{
 			name:  "log level and format must be known",
 			files: map[string]string{"slackbot.yaml": baseConfig + "log:\n  level: verbose\n  format: xml\n"},
 			want: []string{

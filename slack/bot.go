@@ -22,6 +22,7 @@ import (
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/state"
+	"github.com/slackbot/slackbot/telemetry"
 )
 
 // Options configure a Bot.
@@ -41,6 +42,11 @@ type Options struct {
 	// OnFeedback, when set, is called with "positive" or "negative" after
 	// a click on an answer's feedback buttons has been recorded.
 	OnFeedback func(value string)
+	// Metrics, when set, counts sessions, their waits, model and tool
+	// calls, and every Web API request.
+	Metrics *telemetry.Metrics
+	// Tracer, when set, traces every session.
+	Tracer *telemetry.Tracer
 }
 
 // Thread names where a session answers.
@@ -66,6 +72,10 @@ type Bot struct {
 	watch  func(Thread, agent.Event)
 	api    *slackapi.Client
 	owner  string // this process's name in thread leases
+
+	metrics   *telemetry.Metrics
+	tracer    *telemetry.Tracer
+	connected atomic.Bool // the Socket Mode connection is up
 
 	botUserID, botID, teamID string
 
@@ -103,6 +113,7 @@ func New(o Options) (*Bot, error) {
 	}
 	b := &Bot{
 		cfg: cfg, conf: o.Config, runner: o.Runner, state: st, log: log, watch: o.Observer,
+		metrics: o.Metrics, tracer: o.Tracer,
 		owner:   fmt.Sprintf("slackbot-%d", time.Now().UnixNano()),
 		slots:   make(chan struct{}, max(cfg.MaxConcurrentSessions, 1)),
 		running: map[string]*run{}, threads: map[string]chan struct{}{},
@@ -112,8 +123,10 @@ func New(o Options) (*Bot, error) {
 	if _, err := b.defaultAgent(); err != nil {
 		return nil, err
 	}
+	hc := httpClient()
+	hc.Transport = o.Metrics.SlackTransport(hc.Transport)
 	b.api = slackapi.New(cfg.BotToken.Reveal(), slackapi.OptionAPIURL(cfg.APIURL),
-		slackapi.OptionAppLevelToken(cfg.AppToken.Reveal()), slackapi.OptionHTTPClient(httpClient()))
+		slackapi.OptionAppLevelToken(cfg.AppToken.Reveal()), slackapi.OptionHTTPClient(hc))
 	return b, nil
 }
 
@@ -148,6 +161,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	b.closing.Store(true)
 	disconnect()
 	loops.Wait()
+	b.connected.Store(false)
 	b.shutdown()
 	return nil
 }
@@ -159,6 +173,7 @@ func (b *Bot) connect(ctx context.Context, sm *socketmode.Client) {
 	wait := time.Second
 	for ctx.Err() == nil {
 		err := sm.RunContext(ctx)
+		b.connected.Store(false)
 		if ctx.Err() != nil {
 			return
 		}
@@ -170,6 +185,20 @@ func (b *Bot) connect(ctx context.Context, sm *socketmode.Client) {
 		}
 		wait = min(wait*2, 30*time.Second)
 	}
+}
+
+// Connected reports whether the Socket Mode connection is up now: false
+// before Run connects, while it reconnects, and after Run returns.
+func (b *Bot) Connected() bool { return b.connected.Load() }
+
+// ReadyCheck is the readiness check of the Slack socket.
+func (b *Bot) ReadyCheck() telemetry.Check {
+	return telemetry.Check{Name: "slack", Ready: func(context.Context) error {
+		if !b.Connected() {
+			return telemetry.Unready("socket not connected")
+		}
+		return nil
+	}}
 }
 
 // shutdown waits for running sessions up to the grace, then stops them.

@@ -372,6 +372,38 @@ func TestSessionsBeyondTheLimitWaitWithAVisibleQueuedStatus(t *testing.T) {
 	w.answered(channel, ts2, "Answer to second")
 }
 
+func TestAQueuedSessionCanBeStoppedBeforeItStarts(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, func(c *config.Config, _ *agent.Runner) { c.Slack.MaxConcurrentSessions = 1 })
+	g := newGate()
+	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		<-g.ch
+		return textReport("Answer to " + lastUserText(r))
+	})
+	ts1 := w.srv.Mention(channel, asker, "first")
+	w.model.Wait(1)
+	ts2 := w.srv.Mention(channel, asker, "second")
+	var queued slacktest.Message
+	w.waitFor("the second question to show it is queued", func() bool {
+		for _, m := range botMessages(w.srv.Thread(channel, ts2)) {
+			if strings.Contains(messageText(m), "Queued") {
+				queued = m
+				return true
+			}
+		}
+		return false
+	})
+	if _, err := w.srv.Click(channel, queued.TS, asker, "slackbot_stop", stopValue(t, queued)); err != nil {
+		t.Fatal(err)
+	}
+	w.answered(channel, ts2, "Stopped by")
+	g.open()
+	w.answered(channel, ts1, "Answer to first")
+	if n := len(w.model.Requests()); n != 1 {
+		t.Errorf("%d model calls; the stopped question must never reach the model", n)
+	}
+}
+
 func TestAFollowUpWaitsForTheSessionRunningInItsThread(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)

@@ -60,10 +60,17 @@ func (b *Bot) serve(ctx context.Context, sm *socketmode.Client) {
 		case socketmode.EventTypeInteractive:
 			b.onInteractive(ctx, evt)
 		case socketmode.EventTypeConnected:
+			b.connected.Store(true)
 			b.log.Info("socket mode connected")
+		case socketmode.EventTypeConnecting:
+			b.connected.Store(false)
 		case socketmode.EventTypeDisconnect:
+			b.connected.Store(false)
 			b.log.Info("slack asked to reconnect")
-		case socketmode.EventTypeConnectionError, socketmode.EventTypeIncomingError:
+		case socketmode.EventTypeConnectionError:
+			b.connected.Store(false)
+			b.log.Warn("socket mode error", zap.Any("error", evt.Data))
+		case socketmode.EventTypeIncomingError:
 			b.log.Warn("socket mode error", zap.Any("error", evt.Data))
 		case socketmode.EventTypeErrorBadMessage:
 			// slack-go hands over what it cannot parse without a request
@@ -78,6 +85,7 @@ func (b *Bot) serve(ctx context.Context, sm *socketmode.Client) {
 			}
 			b.log.Warn("an envelope of an unknown shape was acknowledged and ignored", zap.String("type", env.Type))
 		case socketmode.EventTypeInvalidAuth:
+			b.connected.Store(false)
 			b.log.Error("slack refused the app token (invalid_auth)")
 		}
 	}

@@ -82,7 +82,7 @@ func (b *Bot) onFeedback(cb slackapi.InteractionCallback, a *slackapi.BlockActio
 }
 
 // recordFeedback records a click as its person's verdict on the session,
-// tells the hook and thanks the person. A click on a session the store
+// counts it in the metrics, tells the hook and thanks the person. A click on a session the store
 // does not know (expired, another workspace's bot) or on buttons this bot
 // did not write is logged and otherwise ignored.
 func (b *Bot) recordFeedback(ctx context.Context, cb slackapi.InteractionCallback, a *slackapi.BlockAction) {
@@ -121,6 +121,7 @@ func (b *Bot) recordFeedback(ctx context.Context, cb slackapi.InteractionCallbac
 		return
 	}
 	log.Info("feedback recorded")
+	b.metrics.Feedback(verdict)
 	if b.feedbackHook != nil {
 		b.feedbackHook(verdict)
 	}

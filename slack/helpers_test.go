@@ -37,6 +37,7 @@ type world struct {
 	stopOnce sync.Once
 	store    state.Store   // the first bot's; a second replica may share it
 	runner   *agent.Runner // the first bot's runner
+	bot      *slack.Bot    // the first bot
 
 	mu        sync.Mutex
 	feedbacks []string // what the first bot's OnFeedback was called with
@@ -79,6 +80,13 @@ const (
 // the bot is connected.
 func newWorld(t *testing.T, opts ...worldOption) *world {
 	t.Helper()
+	return newWorldWith(t, nil, opts...)
+}
+
+// newWorldWith is newWorld with bot, when set, changing the bot's options
+// before it is built.
+func newWorldWith(t *testing.T, bot func(*slack.Options), opts ...worldOption) *world {
+	t.Helper()
 	srv, err := slacktest.New(slacktest.Options{AckTimeout: 2 * time.Second, PingInterval: time.Second, DisconnectGrace: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -99,18 +107,22 @@ func newWorld(t *testing.T, opts ...worldOption) *world {
 		o(cfg, runner)
 	}
 	store := state.NewMemory()
-	ctx, stop := context.WithCancel(context.Background())
-	w := &world{t: t, srv: srv, model: model, cfg: cfg, stop: stop, done: make(chan error, 1), ctx: context.Background(), logger: log, logs: logs, store: store, runner: runner}
-	bot, err := slack.New(slack.Options{Config: cfg, Runner: runner, State: store, Log: log, OnFeedback: func(v string) {
+	w := &world{t: t, srv: srv, model: model, cfg: cfg, done: make(chan error, 1), ctx: context.Background(), logger: log, logs: logs, store: store, runner: runner}
+	bo := slack.Options{Config: cfg, Runner: runner, State: store, Log: log, OnFeedback: func(v string) {
 		w.mu.Lock()
 		w.feedbacks = append(w.feedbacks, v)
 		w.mu.Unlock()
-	}})
+	}}
+	if bot != nil {
+		bot(&bo)
+	}
+	b, err := slack.New(bo)
 	if err != nil {
-		stop()
 		t.Fatal(err)
 	}
-	go func() { w.done <- bot.Run(ctx) }()
+	ctx, stop := context.WithCancel(context.Background())
+	w.stop, w.bot = stop, b
+	go func() { w.done <- b.Run(ctx) }()
 	t.Cleanup(w.shutdown)
 	w.waitFor("the bot to connect", func() bool { return srv.Connections() > 0 })
 	return w

@@ -128,9 +128,15 @@ func (p *progress) stop() {
 // finish settles a progress message whose session never ran (the bot
 // stopped while it was queued).
 func (p *progress) finish(ctx context.Context) {
+	p.settle(ctx, noteMessage("_Interrupted: the bot was restarting. Ask again in a minute._"))
+}
+
+// settle replaces the progress message of a session that never ran with
+// note m, even when ctx is already done.
+func (p *progress) settle(ctx context.Context, m blockkit.Message) {
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	p.update(pctx, noteMessage("_Interrupted: the bot was restarting. Ask again in a minute._"))
+	p.update(pctx, m)
 }
 
 // update replaces the progress message; a refresh that Slack rate-limits

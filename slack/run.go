@@ -29,6 +29,8 @@ type run struct {
 	agent   *config.Agent
 	cancel  context.CancelFunc
 	stopper string // who pressed Stop ("" while nobody did)
+	// received is when the request arrived, for the end-to-end latency.
+	received time.Time
 	// interrupted is set when the bot stops it at shutdown.
 	interrupted atomic.Bool
 	progress    *progress
@@ -47,6 +49,7 @@ func (b *Bot) start(req request) {
 }
 
 func (b *Bot) handle(req request) {
+	received := time.Now()
 	ctx := b.work
 	log := b.log.With(zap.String("kind", req.kind), zap.String("channel", req.channel), zap.String("user", req.user))
 	a, why := b.route(ctx, req)
@@ -62,7 +65,7 @@ func (b *Bot) handle(req request) {
 	if strings.TrimSpace(req.text) == "" {
 		req.text = "Hello!"
 	}
-	r := &run{b: b, req: req, agent: a, id: fmt.Sprintf("%s-%d", strings.ReplaceAll(req.channel+"-"+req.ts, ".", ""), time.Now().UnixNano()%1e6)}
+	r := &run{b: b, req: req, agent: a, received: received, id: fmt.Sprintf("%s-%d", strings.ReplaceAll(req.channel+"-"+req.ts, ".", ""), time.Now().UnixNano()%1e6)}
 	// A slash command's answer starts a message of its own in the channel
 	// (or the asker's DM when the bot is not in the channel).
 	if req.kind == kindSlash {
@@ -73,15 +76,40 @@ func (b *Bot) handle(req request) {
 	}
 	unlock := b.lockThread(ctx, r.req.channel, r.req.threadTS)
 	defer unlock()
+	// The session can be stopped from the moment its progress message
+	// shows the Stop button, while it still waits for a slot too.
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.cancel = cancel
+	b.mu.Lock()
+	b.running[r.id] = r
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		delete(b.running, r.id)
+		b.mu.Unlock()
+	}()
 	r.progress = newProgress(b, r.req, r.id)
 	r.progress.begin(ctx)
-	release, ok := b.takeSlot(ctx, r)
+	release, ok := b.takeSlot(sctx, r)
 	if !ok {
+		if stopper := r.stoppedBy(); stopper != "" && ctx.Err() == nil {
+			log.Info("stopped while queued", zap.String("session", r.id), zap.String("by", stopper))
+			r.progress.settle(ctx, noteMessage(fmt.Sprintf("_Stopped by <@%s>._", stopper)))
+			return
+		}
 		r.progress.finish(ctx)
 		return
 	}
 	defer release()
-	r.execute(ctx, log)
+	r.execute(sctx, log)
+}
+
+// stoppedBy is who clicked Stop on the session, "" while nobody has.
+func (r *run) stoppedBy() string {
+	r.b.mu.Lock()
+	defer r.b.mu.Unlock()
+	return r.stopper
 }
 
 // sessionSlots names the state store's semaphore of running sessions:
@@ -97,6 +125,9 @@ const slotPoll = 200 * time.Millisecond
 // release, or false when the bot is stopping.
 func (b *Bot) takeSlot(ctx context.Context, r *run) (release func(), ok bool) {
 	limit := max(b.cfg.MaxConcurrentSessions, 1)
+	began := time.Now()
+	unqueue := func() {}
+	defer func() { unqueue() }()
 	take := func() bool {
 		ok, err := b.state.Acquire(ctx, sessionSlots, r.id, limit, leaseTTL)
 		if err != nil {
@@ -112,6 +143,7 @@ func (b *Bot) takeSlot(ctx context.Context, r *run) (release func(), ok bool) {
 		if !queued {
 			r.progress.queued(ctx)
 			queued = true
+			unqueue = b.metrics.SessionQueued()
 		}
 		select {
 		case <-ctx.Done():
@@ -127,6 +159,8 @@ func (b *Bot) takeSlot(ctx context.Context, r *run) (release func(), ok bool) {
 		_ = b.state.Release(context.WithoutCancel(ctx), sessionSlots, r.id)
 		return nil, false
 	}
+	unqueue()
+	landed := b.metrics.SessionStarted(time.Since(began))
 	quit, renewed := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(renewed)
@@ -142,6 +176,7 @@ func (b *Bot) takeSlot(ctx context.Context, r *run) (release func(), ok bool) {
 		}
 	}()
 	return func() {
+		landed()
 		close(quit)
 		<-renewed
 		<-b.slots
@@ -154,32 +189,21 @@ func (b *Bot) takeSlot(ctx context.Context, r *run) (release func(), ok bool) {
 func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	b := r.b
 	started := time.Now()
-	sctx, cancel := context.WithCancel(ctx)
-	r.cancel = cancel
-	defer cancel()
-	b.mu.Lock()
-	b.running[r.id] = r
-	b.mu.Unlock()
-	defer func() {
-		b.mu.Lock()
-		delete(b.running, r.id)
-		b.mu.Unlock()
-	}()
 	// The thread is the bot's from now on: a reply in it while the answer
 	// is being written is a follow-up, which waits for this session.
-	_ = b.state.Mark(sctx, threadKey(r.req.channel, r.req.threadTS), threadTTL)
-	history := b.history(sctx, r.req)
+	_ = b.state.Mark(ctx, threadKey(r.req.channel, r.req.threadTS), threadTTL)
+	history := b.history(ctx, r.req)
 	history, dropped := agent.TrimHistory(r.agent, history, r.req.text)
 	if dropped > 0 {
 		log.Info("thread history trimmed to the model's window", zap.Int("dropped", dropped))
 	}
 	r.progress.start()
-	obs := r.progress.observe
+	obs := agent.Tee(r.progress.observe, b.metrics.Observer(), b.tracer.Observer())
 	if b.watch != nil {
 		where := Thread{Channel: r.req.channel, TS: r.req.threadTS}
 		obs = agent.Tee(obs, func(e agent.Event) { b.watch(where, e) })
 	}
-	res := b.runner.Run(sctx, agent.Input{Agent: r.agent, Format: config.FormatSlackBlockKit, History: history,
+	res := b.runner.Run(ctx, agent.Input{Agent: r.agent, Format: config.FormatSlackBlockKit, History: history,
 		Prompt: r.req.text, Observer: obs, SessionID: r.id})
 	b.spend(context.WithoutCancel(ctx), r.req, res.Usage)
 	// No progress update may land after the answer: the updater is
@@ -222,6 +246,7 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 		log.Warn("the answer could not be posted", zap.Error(err))
 	}
 	_ = b.state.Mark(pctx, threadKey(r.req.channel, r.req.threadTS), threadTTL)
+	b.metrics.SessionEnded(r.agent.Name, status, time.Since(r.received))
 	log.Info("answered", zap.String("session", r.id), zap.String("status", rep.Status), zap.Int("turns", res.Turns),
 		zap.Int("messages", len(msgs)), zap.Float64("cost_usd", res.Usage.CostUSD))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,6 +22,7 @@ type Memory struct {
 	sessions map[string]SessionRecord
 	now      func() time.Time
 	ops      int
+	closed   atomic.Bool
 }
 
 type counter struct {
@@ -259,5 +261,17 @@ func (m *Memory) SetFeedback(_ context.Context, id string, f Feedback) error {
 	return nil
 }
 
-// Close implements Store; a Memory holds nothing to release.
-func (m *Memory) Close() error { return nil }
+// Ping implements Store: a Memory answers until it is closed.
+func (m *Memory) Ping(context.Context) error {
+	if m.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Close implements Store; a Memory holds nothing to release, and only
+// Ping notices that it was closed.
+func (m *Memory) Close() error {
+	m.closed.Store(true)
+	return nil
+}

@@ -239,5 +239,16 @@ func (r *Redis) Get(ctx context.Context, key string) (float64, error) {
 	return v, nil
 }
 
+// Ping implements Store with Redis's PING.
+func (r *Redis) Ping(ctx context.Context) error {
+	if err := r.client.Ping(ctx).Err(); err != nil {
+		if errors.Is(err, redis.ErrClosed) {
+			return ErrClosed
+		}
+		return fmt.Errorf("state: redis does not answer: %w", err)
+	}
+	return nil
+}
+
 // Close implements Store: it closes the client.
 func (r *Redis) Close() error { return r.client.Close() }

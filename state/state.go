@@ -62,9 +62,17 @@ type Store interface {
 	// ErrNoSession when there is no session id.
 	SetFeedback(ctx context.Context, id string, f Feedback) error
 
+	// Ping reports whether the store answers, as cheaply as it can: the
+	// readiness check calls it every few seconds. It fails once the store
+	// is closed.
+	Ping(ctx context.Context) error
+
 	// Close releases the store's resources.
 	Close() error
 }
+
+// ErrClosed is returned by Ping on a store that was closed.
+var ErrClosed = errors.New("state: the store is closed")
 
 // SessionRecord is what the bot keeps about one session: who asked where,
 // which agent answered, how it went and what it cost.

@@ -21,6 +21,7 @@ import (
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/anthropic"
 	"github.com/slackbot/slackbot/llm/openai"
+	"github.com/slackbot/slackbot/tools/mcp"
 	"github.com/slackbot/slackbot/tools/tooloutput"
 )
 
@@ -30,6 +31,8 @@ type wiring struct {
 	runner     *agent.Runner
 	log        *zap.Logger
 	closeTools func() error
+	// mcp is the MCP servers' registry, nil when none is configured.
+	mcp *mcp.Registry
 }
 
 // wire loads the configuration and builds the runner. Logs go to stderr as
@@ -60,14 +63,14 @@ func wire(ctx context.Context, path string, verbose bool, stderr io.Writer) (*wi
 	if err != nil {
 		return nil, err
 	}
-	orch, closeTools, err := buildTools(cfg, log)
+	orch, reg, closeTools, err := buildTools(cfg, log)
 	if err != nil {
 		_ = store.Close()
 		return nil, err
 	}
 	closeAll := func() error { return errors.Join(closeTools(), store.Close()) }
 	warmup(ctx, orch, log)
-	return &wiring{cfg: cfg, log: log, closeTools: closeAll,
+	return &wiring{cfg: cfg, log: log, closeTools: closeAll, mcp: reg,
 		runner: &agent.Runner{Providers: providers, Tools: orch, Log: log, Agents: cfg.Agents, MaxDepth: cfg.MaxAgentDepth, ToolOutput: store}}, nil
 }
 

@@ -58,10 +58,18 @@ func serveDev(ctx context.Context, w *wiring, listen string, ready func(url stri
 	}
 	store := state.NewMemory()
 	defer store.Close()
+	obs, err := newObservability(w)
+	if err != nil {
+		return err
+	}
+	defer obs.close()
 	bot, err := slack.New(slack.Options{Config: &cfg, Runner: w.runner, State: store,
-		Log: w.log.Named("slack"), Observer: pg.Observe})
+		Log: w.log.Named("slack"), Observer: pg.Observe, Metrics: obs.metrics, Tracer: obs.tracer})
 	if err != nil {
 		return fmt.Errorf("slack: %w", err)
+	}
+	if err := obs.serve(w, bot, store); err != nil {
+		return err
 	}
 	ln, err := playground.Listen(listen, w.log)
 	if err != nil {

@@ -37,9 +37,20 @@ func runSlack(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("state: %w", err)
 	}
 	defer store.Close()
-	bot, err := slack.New(slack.Options{Config: w.cfg, Runner: w.runner, State: store, Log: w.log.Named("slack")})
+	obs, err := newObservability(w)
+	if err != nil {
+		return err
+	}
+	// Deferred after the store's Close, so it runs before it: the last
+	// spans are sent and the endpoint stops while the store still answers.
+	defer obs.close()
+	bot, err := slack.New(slack.Options{Config: w.cfg, Runner: w.runner, State: store, Log: w.log.Named("slack"),
+		Metrics: obs.metrics, Tracer: obs.tracer})
 	if err != nil {
 		return fmt.Errorf("slack: %w", err)
+	}
+	if err := obs.serve(w, bot, store); err != nil {
+		return err
 	}
 	fmt.Fprintln(stderr, "slackbot is running in Slack; Ctrl-C stops it.")
 	return bot.Run(ctx)

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +18,7 @@ import (
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack/slacktest"
 	"github.com/slackbot/slackbot/state"
+	"github.com/slackbot/slackbot/telemetry/telemetrytest"
 )
 
 // TestRunAnswersInSlackAndStopsCleanlyOnSIGTERM runs the real binary
@@ -144,4 +148,124 @@ func TestSessionsListsWhatTheBotRecorded(t *testing.T) {
 	if !strings.Contains(out, "No model.") || strings.Contains(out, "U0ADA") {
 		t.Fatalf("--user U0BOB printed:\n%s", out)
 	}
+}
+
+// TestRunServesMetricsAndHealthAndSendsItsSpansOnExit runs the real binary
+// with metrics.listen and a tracing endpoint: /readyz turns ready once the
+// socket is up, /metrics counts the answered session, and the session's
+// spans reach the OTLP receiver by the time the process has exited.
+func TestRunServesMetricsAndHealthAndSendsItsSpansOnExit(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "slackbot")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	srv, err := slacktest.New(slacktest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	srv.AddChannel("C0GEN", "general", true)
+	model := llmtest.NewServer(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "agent__final_report",
+		Arguments: `{"status":"success","report_format":"slack-block-kit","report_content":"Measured."}`}}})
+	receiver := telemetrytest.NewReceiver(t)
+	addr := freeAddr(t)
+	cfg := setup(t, model, "markdown", fmt.Sprintf("slack:\n  bot_token: %s\n  app_token: %s\n  api_url: %s\n  agent: helper\n  shutdown_grace: 200ms\n"+
+		"metrics:\n  listen: %s\ntracing:\n  endpoint: %s\n  service_name: slackbot-bin\n",
+		srv.BotToken(), srv.AppToken(), srv.APIURL(), addr, receiver.URL()))
+	cmd := exec.Command(bin, "run", "--config", cfg)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() { _ = cmd.Process.Kill() }()
+	base := "http://" + addr
+	status := func(path string) int {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	eventually(t, "/readyz to answer 200", func() bool { return status("/readyz") == http.StatusOK }, stderr)
+	if got := status("/healthz"); got != http.StatusOK {
+		t.Fatalf("/healthz = %d", got)
+	}
+	ts := srv.Mention("C0GEN", "U0ADA", "measure me")
+	eventually(t, "the answer", func() bool { return threadHas(srv, "C0GEN", ts, "Measured.") }, stderr)
+	eventually(t, "the session on /metrics", func() bool {
+		n, _ := telemetrytest.Scrape(t, base+"/metrics").Value("slackbot_sessions_total", "agent", "helper", "status", "success")
+		return n == 1
+	}, stderr)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("slackbot run did not exit on SIGTERM:\n%s", stderr)
+	}
+	found := false
+	for _, s := range receiver.Spans() {
+		if s.Name == "session helper" && s.Service == "slackbot-bin" && s.Attrs["slackbot.session.status"] == "success" {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("the session's span was not sent before exit: %+v\n%s", receiver.Spans(), stderr)
+	}
+	if status("/healthz") != 0 {
+		t.Error("the metrics endpoint still answers after exit")
+	}
+	if strings.Contains(stderr.String(), srv.BotToken()) || strings.Contains(stderr.String(), "sk-cli-SECRET999") {
+		t.Fatal("a secret reached the log")
+	}
+}
+
+// freeAddr is a loopback address nobody listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// eventually checks cond every 20 ms until it holds, failing after 30 s
+// with the process's log.
+func eventually(t *testing.T, what string, cond func() bool, log fmt.Stringer) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s:\n%s", what, log)
+		}
+		<-tick.C
+	}
+}
+
+// syncBuffer is a buffer a process writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

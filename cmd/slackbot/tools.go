@@ -25,15 +25,15 @@ const warmupLimit = 30 * time.Second
 
 // buildTools starts the configured tool providers — MCP servers (in the
 // background, mcp_init_concurrency at a time) and REST tools — and the
-// orchestrator that serves them to every session. close stops it all, MCP
-// servers and their processes included; it must be called.
-func buildTools(cfg *config.Config, log *zap.Logger) (orch *tools.Orchestrator, close func() error, err error) {
+// orchestrator that serves them to every session. reg is the MCP servers'
+// registry (nil without MCP servers). close stops it all, MCP servers and
+// their processes included; it must be called.
+func buildTools(cfg *config.Config, log *zap.Logger) (orch *tools.Orchestrator, reg *mcp.Registry, close func() error, err error) {
 	var providers []tools.Provider
-	var reg *mcp.Registry
 	if len(cfg.MCPServers) > 0 {
 		reg, err = mcp.NewRegistry(cfg.MCPServers, mcp.Options{Log: log.Named("mcp"), InitConcurrency: cfg.MCPInitConcurrency})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		providers = append(providers, reg.Providers()...)
 	}
@@ -43,7 +43,7 @@ func buildTools(cfg *config.Config, log *zap.Logger) (orch *tools.Orchestrator, 
 			if reg != nil {
 				_ = reg.Close()
 			}
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		providers = append(providers, rp)
 	}
@@ -56,7 +56,7 @@ func buildTools(cfg *config.Config, log *zap.Logger) (orch *tools.Orchestrator, 
 		max = config.DefaultToolResponseMaxByte
 	}
 	orch = tools.New(context.Background(), tools.Options{MaxResultBytes: max, Queues: queues, Log: log}, providers...)
-	return orch, func() error {
+	return orch, reg, func() error {
 		// The orchestrator releases the servers' handles; the registry
 		// then makes sure that every server process is gone.
 		err := orch.Close()

@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) state.Store) {
 		{"slots", slotTests},
 		{"counters", counterTests},
 		{"sessions", sessionTests},
+		{"health", healthTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
@@ -49,7 +50,7 @@ func Run(t *testing.T, open func(t *testing.T) state.Store) {
 			for _, tc := range g.tests {
 				t.Run(tc.name, func(t *testing.T) {
 					t.Parallel()
-					s := open(t)
+					s := &closeOnce{Store: open(t)}
 					t.Cleanup(func() {
 						if err := s.Close(); err != nil {
 							t.Errorf("Close: %v", err)
@@ -60,6 +61,19 @@ func Run(t *testing.T, open func(t *testing.T) state.Store) {
 			}
 		})
 	}
+}
+
+// closeOnce closes its store once, so a test may close the store itself
+// before Run does.
+type closeOnce struct {
+	state.Store
+	once sync.Once
+	err  error
+}
+
+func (c *closeOnce) Close() error {
+	c.once.Do(func() { c.err = c.Store.Close() })
+	return c.err
 }
 
 // test is one behaviour, named as a sentence.
@@ -118,6 +132,22 @@ func concurrently(n int, f func(i int)) {
 }
 
 var ctx = context.Background()
+
+var healthTests = []test{
+	{"ping answers on an open store", func(t *testing.T, s state.Store) {
+		if err := s.Ping(ctx); err != nil {
+			t.Fatalf("Ping on an open store: %v", err)
+		}
+	}},
+	{"ping fails once the store is closed", func(t *testing.T, s state.Store) {
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Ping(ctx); !errors.Is(err, state.ErrClosed) {
+			t.Fatalf("Ping after Close = %v, want state.ErrClosed", err)
+		}
+	}},
+}
 
 var onceTests = []test{
 	{"a key is new once and then seen", func(t *testing.T, s state.Store) {

@@ -147,6 +147,26 @@ func (r *Registry) Providers() []tools.Provider {
 	return out
 }
 
+// Down returns, sorted, the names of the enabled servers that are not
+// connected now: starting, restarting after a failure, or stopped. The
+// readiness check reports them.
+func (r *Registry) Down() []string {
+	var down []string
+	for name, s := range r.servers {
+		if !s.cfg.IsEnabled() {
+			continue
+		}
+		s.mu.Lock()
+		up := s.phase == phaseConnected
+		s.mu.Unlock()
+		if !up {
+			down = append(down, name)
+		}
+	}
+	sort.Strings(down)
+	return down
+}
+
 // Close stops every server and kills their process groups. It is safe to
 // call more than once and from a signal handler's goroutine.
 func (r *Registry) Close() error {

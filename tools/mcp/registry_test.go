@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -161,4 +162,25 @@ func TestEveryHandleSharesOneServerProcess(t *testing.T) {
 		t.Fatalf("%d server processes started for two handles, want 1", n)
 	}
 	_ = o2.Close()
+}
+
+func TestDownNamesTheEnabledServersThatAreNotConnected(t *testing.T) {
+	t.Parallel()
+	off := false
+	servers := map[string]config.MCPServer{
+		"broken": stdio(testServer(t), "-exit-at-start", filepath.Join(t.TempDir(), "starts")),
+		"off":    {Type: "stdio", Command: testServer(t), Enabled: &off},
+		"on":     stdio(testServer(t)),
+	}
+	reg, orch := setup(t, servers, fastOptions(t, nil), tools.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_ = orch.Warmup(ctx) // "broken" never gets ready
+	waitFor(t, 60*time.Second, "only the broken server to be down", func() bool {
+		return slices.Equal(reg.Down(), []string{"broken"})
+	})
+	_ = reg.Close()
+	if got := reg.Down(); !slices.Equal(got, []string{"broken", "on"}) {
+		t.Fatalf("after Close, Down() = %v, want every enabled server", got)
+	}
 }
