@@ -7,6 +7,7 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -50,7 +51,6 @@ type Thread struct {
 const (
 	eventTTL  = 24 * time.Hour      // redeliveries come within minutes; a day is plenty
 	threadTTL = 30 * 24 * time.Hour // follow-ups in a thread the bot answered
-	leaseTTL  = 2 * time.Minute     // renewed while the session runs
 )
 
 // Bot is the Slack headend. Build it with New and serve with Run.
@@ -63,6 +63,10 @@ type Bot struct {
 	watch  func(Thread, agent.Event)
 	api    *slackapi.Client
 	owner  string // this process's name in thread leases
+	// leaseTTL bounds thread leases and session slots (state.lease_ttl);
+	// both are renewed every third of it while the session runs.
+	leaseTTL time.Duration
+	health   storeHealth // the state store's failures, logged once per kind
 
 	botUserID, botID, teamID string
 
@@ -98,9 +102,10 @@ func New(o Options) (*Bot, error) {
 	}
 	b := &Bot{
 		cfg: cfg, conf: o.Config, runner: o.Runner, state: st, log: log, watch: o.Observer,
-		owner:   fmt.Sprintf("slackbot-%d", time.Now().UnixNano()),
-		slots:   make(chan struct{}, max(cfg.MaxConcurrentSessions, 1)),
-		running: map[string]*run{}, threads: map[string]chan struct{}{},
+		owner:    fmt.Sprintf("slackbot-%d", time.Now().UnixNano()),
+		leaseTTL: cmp.Or(o.Config.State.LeaseTTL.D(), config.DefaultLeaseTTL),
+		slots:    make(chan struct{}, max(cfg.MaxConcurrentSessions, 1)),
+		running:  map[string]*run{}, threads: map[string]chan struct{}{},
 		names: map[string]string{}, chans: map[string]slackapi.Channel{},
 	}
 	if _, err := b.defaultAgent(); err != nil {

@@ -62,6 +62,7 @@ func DialRedis(ctx context.Context, rawURL, prefix string) (*Redis, error) {
 	// Maintenance notifications are a Redis Enterprise feature; asking a
 	// plain server for them only adds a failed command to every connection.
 	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	failFast(opts)
 	client := redis.NewClient(opts)
 	if err := client.Ping(ctx).Err(); err != nil {
 		_ = client.Close()
@@ -99,11 +100,11 @@ func millis(ttl time.Duration) int64 {
 
 // Once implements Store.
 func (r *Redis) Once(ctx context.Context, key string, ttl time.Duration) (bool, error) {
-	ok, err := r.client.SetNX(ctx, r.keyKey(key), "", time.Duration(millis(ttl))*time.Millisecond).Result()
+	n, err := onceScript.Run(ctx, r.client, []string{r.keyKey(key)}, onceToken(), millis(ttl)).Int()
 	if err != nil {
 		return false, fmt.Errorf("state: once %q: %w", key, err)
 	}
-	return ok, nil
+	return n == 1, nil
 }
 
 // lockScript takes the lease KEYS[1] for owner ARGV[1] for ARGV[2] ms when
