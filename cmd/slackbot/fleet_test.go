@@ -1,0 +1,381 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/slackbot/slackbot/llm/llmtest"
+	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/state/redistest"
+)
+
+// The tests in this file run several `slackbot run` processes against one
+// Slack emulator, one fake model and one redis-server, the way a fleet of
+// replicas shares a workspace. Every question carries a thread tag (t07)
+// and a question tag (q017) in its text, so the fake model can tell threads
+// apart, and every replica calls the model by a name of its own, so the
+// model can tell replicas apart.
+
+// fleet is the shared world of a multi-replica test.
+type fleet struct {
+	t     *testing.T
+	bin   string
+	srv   *slacktest.Server
+	model *llmtest.Server
+	redis *redistest.Server
+	gauge *gauge
+	// conf is the slack and state configuration every replica gets.
+	conf string
+}
+
+// newFleet builds the binary and starts the emulator, the model and
+// redis. The model answers each question with "answer-<question tag>"
+// after hold, measuring what runs at once meanwhile; block, when it
+// returns a channel for a request, holds that request until the channel
+// closes.
+func newFleet(t *testing.T, redis *redistest.Server, maxSessions int, leaseTTL string, hold time.Duration, block func(question string) <-chan struct{}) *fleet {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "slackbot")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	srv, err := slacktest.New(slacktest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	f := &fleet{t: t, bin: bin, srv: srv, model: llmtest.NewServer(t), redis: redis, gauge: newGauge()}
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	f.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		q := lastUser(r)
+		thread, question := threadTag.FindString(q), questionTag.FindString(q)
+		f.gauge.enter(thread, question, r.Model)
+		defer f.gauge.leave(thread)
+		var gate <-chan struct{}
+		if block != nil {
+			gate = block(q)
+		}
+		// The model's own latency, so that sessions overlap when nothing
+		// stops them; a gated question waits for its gate besides.
+		select {
+		case <-time.After(hold):
+		case <-done:
+		}
+		if gate != nil {
+			select {
+			case <-gate:
+			case <-done:
+			}
+		}
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "agent__final_report",
+			Arguments: `{"status":"success","report_format":"slack-block-kit","report_content":"Here is answer-` + question + `."}`}}}
+	})
+	f.conf = fmt.Sprintf("slack:\n  bot_token: %s\n  app_token: %s\n  api_url: %s\n  agent: helper\n  max_concurrent_sessions: %d\n  shutdown_grace: 30s\n"+
+		"state:\n  backend: redis\n  redis_url: %s\n  lease_ttl: %s\nlog:\n  format: json\n",
+		srv.BotToken(), srv.AppToken(), srv.APIURL(), maxSessions, redis.URL(), leaseTTL)
+	return f
+}
+
+var (
+	threadTag   = regexp.MustCompile(`\bt\d\d\b`)
+	questionTag = regexp.MustCompile(`\bq\d\d\d\b`)
+)
+
+// lastUser is the text of the request's last user message: the question
+// (earlier ones are the thread's history).
+func lastUser(r *llmtest.Recorded) string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == "user" {
+			return r.Messages[i].Content
+		}
+	}
+	return ""
+}
+
+// replica is one `slackbot run` process.
+type replica struct {
+	name   string // the model it calls, "m-<name>"
+	cmd    *exec.Cmd
+	log    *logBuffer
+	exited chan struct{}
+}
+
+// start runs a replica whose agent calls the model "m-<name>".
+func (f *fleet) start(name string) *replica {
+	f.t.Helper()
+	agent := "---\ndescription: Test agent\nmodels: [fake/m-" + name + "]\nmax_turns: 3\noutput:\n  format: markdown\n---\nYou answer questions.\n"
+	cfg := setupAgent(f.t, f.model, agent, f.conf)
+	r := &replica{name: name, cmd: exec.Command(f.bin, "run", "--config", cfg), log: newLogBuffer(), exited: make(chan struct{})}
+	r.cmd.Stderr = r.log
+	if err := r.cmd.Start(); err != nil {
+		f.t.Fatal(err)
+	}
+	go func() {
+		_ = r.cmd.Wait()
+		close(r.exited)
+	}()
+	f.t.Cleanup(func() {
+		_ = r.cmd.Process.Kill()
+		<-r.exited
+	})
+	return r
+}
+
+// connected waits until n replicas hold a Socket Mode connection.
+func (f *fleet) connected(n int, rs ...*replica) {
+	f.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := f.srv.WaitFor(ctx, func() bool { return f.srv.Connections() == n }); err != nil {
+		f.t.Fatalf("%d replicas connected, want %d:%s", f.srv.Connections(), n, logs(rs...))
+	}
+}
+
+// redeliver sends the app_mention envelopes whose question matches again,
+// as Slack does after an ack it did not get; the emulator prefers another
+// connection than the first delivery's. It returns how many it sent.
+func (f *fleet) redeliver(match func(question string) bool) int {
+	f.t.Helper()
+	n := 0
+	for _, e := range f.srv.Envelopes() {
+		var p struct {
+			Event struct{ Type, Text string } `json:"event"`
+		}
+		if e.Type != "events_api" || e.Attempt != 0 || json.Unmarshal(e.Payload, &p) != nil || p.Event.Type != "app_mention" {
+			continue
+		}
+		if !match(questionTag.FindString(p.Event.Text)) {
+			continue
+		}
+		if _, err := f.srv.Redeliver(e.ID); err != nil {
+			f.t.Fatal(err)
+		}
+		n++
+	}
+	return n
+}
+
+// answers counts the bot's messages in the thread that carry the answer
+// to question.
+func (f *fleet) answers(channel, ts, question string) int {
+	n := 0
+	for _, m := range f.srv.Thread(channel, ts) {
+		if m.BotID != "" && strings.Contains(m.Text+string(m.Blocks), "answer-"+question) {
+			n++
+		}
+	}
+	return n
+}
+
+// working lists the bot's messages in the thread that still say the bot is
+// at work (a progress message with its Stop button).
+func (f *fleet) working(channel, ts string) []string {
+	var out []string
+	for _, m := range f.srv.Thread(channel, ts) {
+		if m.BotID != "" && strings.Contains(string(m.Blocks), "slackbot_stop") {
+			out = append(out, m.Text)
+		}
+	}
+	return out
+}
+
+// question is one mention the test sent and where its answer goes.
+type question struct {
+	tag, channel, thread string
+}
+
+// waitLogs waits until cond holds over the replicas' logs.
+func waitLogs(t *testing.T, d time.Duration, what string, cond func() bool, rs ...*replica) {
+	t.Helper()
+	deadline := time.After(d)
+	for {
+		var changed []<-chan struct{}
+		for _, r := range rs {
+			changed = append(changed, r.log.changed())
+		}
+		if cond() {
+			return
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("%s did not happen within %s:%s", what, d, logs(rs...))
+		case <-anyOf(changed):
+		}
+	}
+}
+
+// anyOf returns a channel closed when any of chans is.
+func anyOf(chans []<-chan struct{}) <-chan struct{} {
+	out := make(chan struct{})
+	var once sync.Once
+	for _, c := range chans {
+		go func() {
+			select {
+			case <-c:
+				once.Do(func() { close(out) })
+			case <-out:
+			}
+		}()
+	}
+	return out
+}
+
+func logs(rs ...*replica) string {
+	var b strings.Builder
+	for _, r := range rs {
+		fmt.Fprintf(&b, "\n--- replica %s:\n%s", r.name, r.log.String())
+	}
+	return b.String()
+}
+
+// TestReplicasAnswerEveryMentionOnceOneSessionPerThreadWithinTheCap runs two
+// replicas on one Redis. Forty mentions in four channels, a follow-up
+// mention in ten of their threads sent at once, and half of the mentions
+// delivered again to the other connection: every question is answered
+// exactly once, no thread ever has two sessions at the model at once, no
+// more than max_concurrent_sessions run across both processes, and both
+// processes answer some.
+func TestReplicasAnswerEveryMentionOnceOneSessionPerThreadWithinTheCap(t *testing.T) {
+	t.Parallel()
+	const limit = 3
+	f := newFleet(t, redistest.Start(t), limit, "3s", 150*time.Millisecond, nil)
+	a, b := f.start("a"), f.start("b")
+	f.connected(2, a, b)
+
+	channels := []string{"C0ONE", "C0TWO", "C0THREE", "C0FOUR"}
+	for i, c := range channels {
+		f.srv.AddChannel(c, fmt.Sprintf("team-%d", i), true)
+	}
+	var qs []question
+	for i := range 40 {
+		c := channels[i%len(channels)]
+		tag := fmt.Sprintf("q%03d", i)
+		ts := f.srv.Mention(c, "U0ASKER", fmt.Sprintf("t%02d %s what is new?", i, tag))
+		qs = append(qs, question{tag, c, ts})
+		if i%4 == 0 {
+			// A follow-up in the same thread before the first is answered.
+			tag := fmt.Sprintf("q%03d", 100+i)
+			f.srv.Reply(c, ts, "U0OTHER", fmt.Sprintf("<@%s> t%02d %s and also this?", f.srv.BotUserID(), i, tag))
+			qs = append(qs, question{tag, c, ts})
+		}
+	}
+	redelivered := f.redeliver(func(q string) bool { return q[len(q)-1]%2 == 0 })
+
+	// Every envelope reaches an end: answered, or ignored as a duplicate.
+	outcomes := func() int {
+		return a.log.count("answered") + b.log.count("answered") + a.log.count("duplicate event ignored") + b.log.count("duplicate event ignored")
+	}
+	waitLogs(t, 3*time.Minute, fmt.Sprintf("%d answers and %d duplicates", len(qs), redelivered),
+		func() bool { return outcomes() >= len(qs)+redelivered }, a, b)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := f.srv.WaitFor(ctx, func() bool { return f.srv.EnvelopesPending() == 0 }); err != nil {
+		t.Fatalf("envelopes still unacknowledged: %d", f.srv.EnvelopesPending())
+	}
+
+	for _, q := range qs {
+		if n := f.answers(q.channel, q.thread, q.tag); n != 1 {
+			t.Errorf("question %s in %s/%s was answered %d times: %+v", q.tag, q.channel, q.thread, n, f.srv.Thread(q.channel, q.thread))
+		}
+		if w := f.working(q.channel, q.thread); len(w) > 0 {
+			t.Errorf("thread %s/%s still shows progress: %q", q.channel, q.thread, w)
+		}
+	}
+	g := f.gauge.snapshot()
+	if len(g.overlaps) > 0 {
+		t.Errorf("two sessions were at the model at once in threads %v", g.overlaps)
+	}
+	if g.peak > limit {
+		t.Errorf("%d sessions were at the model at once across both replicas; max_concurrent_sessions is %d", g.peak, limit)
+	}
+	if g.calls != len(qs) {
+		t.Errorf("%d model calls for %d questions", g.calls, len(qs))
+	}
+	if g.byModel["m-a"] == 0 || g.byModel["m-b"] == 0 || a.log.count("answered") == 0 || b.log.count("answered") == 0 {
+		t.Errorf("one replica served nothing: model calls by replica %v; answers a=%d b=%d",
+			g.byModel, a.log.count("answered"), b.log.count("answered"))
+	}
+	if a.log.count("duplicate event ignored")+b.log.count("duplicate event ignored") != redelivered {
+		t.Errorf("%d redeliveries, %d recognised as duplicates", redelivered,
+			a.log.count("duplicate event ignored")+b.log.count("duplicate event ignored"))
+	}
+	t.Logf("%d questions, %d redelivered; peak %d at once; calls by replica %v", len(qs), redelivered, g.peak, g.byModel)
+	if t.Failed() {
+		t.Log(logs(a, b))
+	}
+}
+
+// TestAKilledReplicasThreadIsServedByAnotherOnceItsLeaseExpires kills the
+// replica running a session with SIGKILL. Its thread lease and its
+// session slot (the only one: max_concurrent_sessions is 1) expire after
+// state.lease_ttl, and a follow-up in the thread is then answered once, by
+// the other replica, which also closes the dead session's progress message.
+func TestAKilledReplicasThreadIsServedByAnotherOnceItsLeaseExpires(t *testing.T) {
+	t.Parallel()
+	never := make(chan struct{}) // the first question is never answered
+	f := newFleet(t, redistest.Start(t), 1, "3s", 0, func(q string) <-chan struct{} {
+		if strings.Contains(q, "q001") {
+			return never
+		}
+		return nil
+	})
+	a, b := f.start("a"), f.start("b")
+	f.connected(2, a, b)
+	f.srv.AddChannel("C0ONE", "team", true)
+	ts := f.srv.Mention("C0ONE", "U0ASKER", "t01 q001 a long one")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := f.gauge.waitFor(ctx, func(g gaugeState) bool { return g.calls == 1 }); err != nil {
+		t.Fatalf("the first question never reached the model:%s", logs(a, b))
+	}
+	victim, survivor := a, b
+	if f.gauge.snapshot().byModel["m-b"] == 1 {
+		victim, survivor = b, a
+	}
+	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-victim.exited
+	f.connected(1, survivor)
+
+	f.srv.Reply("C0ONE", ts, "U0ASKER", fmt.Sprintf("<@%s> t01 q002 are you there?", f.srv.BotUserID()))
+	if err := f.srv.WaitFor(ctx, func() bool { return f.answers("C0ONE", ts, "q002") > 0 }); err != nil {
+		t.Fatalf("the follow-up was never answered:%s", logs(survivor))
+	}
+	// The closing note for the dead session is written before the answer.
+	if w := f.working("C0ONE", ts); len(w) > 0 {
+		t.Errorf("the dead session's progress message still says it is working: %q", w)
+	}
+	closed := false
+	for _, m := range f.srv.Thread("C0ONE", ts) {
+		closed = closed || m.BotID != "" && strings.Contains(m.Text+string(m.Blocks), "the bot stopped while working on this")
+	}
+	if !closed {
+		t.Errorf("no note replaced the dead session's progress message: %+v", f.srv.Thread("C0ONE", ts))
+	}
+	// Let the survivor finish, so a second answer would have been posted.
+	waitLogs(t, time.Minute, "the follow-up's session end", func() bool { return survivor.log.count("answered") == 1 }, survivor)
+	if n := f.answers("C0ONE", ts, "q002"); n != 1 {
+		t.Errorf("the follow-up was answered %d times", n)
+	}
+	if n := f.answers("C0ONE", ts, "q001"); n != 0 {
+		t.Errorf("the killed session's question was answered %d times", n)
+	}
+	g := f.gauge.snapshot()
+	if g.calls != 2 || g.byModel["m-"+survivor.name] != 1 {
+		t.Errorf("model calls %d by replica %v; want the follow-up from the survivor %s only", g.calls, g.byModel, survivor.name)
+	}
+	if t.Failed() {
+		t.Log(logs(survivor))
+	}
+}
