@@ -379,3 +379,88 @@ func TestAKilledReplicasThreadIsServedByAnotherOnceItsLeaseExpires(t *testing.T)
 		t.Log(logs(survivor))
 	}
 }
+
+// TestAFollowUpOnAnotherReplicaWaitsForTheThreadsSession sends follow-ups
+// in a thread whose session is held at the model until one of them lands on
+// the other replica's connection. That replica must wait for the thread's
+// lease (and says so) instead of starting a second session in the thread;
+// once the first session ends, every follow-up is answered once, one
+// session at a time.
+func TestAFollowUpOnAnotherReplicaWaitsForTheThreadsSession(t *testing.T) {
+	t.Parallel()
+	gate := make(chan struct{})
+	f := newFleet(t, redistest.Start(t), 3, "3s", 0, func(q string) <-chan struct{} {
+		if strings.Contains(q, "q001") {
+			return gate
+		}
+		return nil
+	})
+	a, b := f.start("a"), f.start("b")
+	f.connected(2, a, b)
+	f.srv.AddChannel("C0ONE", "team", true)
+	ts := f.srv.Mention("C0ONE", "U0ASKER", "t01 q001 the first question")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := f.gauge.waitFor(ctx, func(g gaugeState) bool { return g.calls == 1 }); err != nil {
+		t.Fatalf("the first question never reached the model:%s", logs(a, b))
+	}
+	first, other := a, b
+	if f.gauge.snapshot().byModel["m-b"] == 1 {
+		first, other = b, a
+	}
+	firstConn := f.conn("q001")
+	sent := 1
+	for {
+		if sent > 30 {
+			t.Fatal("thirty follow-ups all went to the connection of the thread's session")
+		}
+		sent++
+		tag := fmt.Sprintf("q%03d", sent)
+		f.srv.Reply("C0ONE", ts, "U0ASKER", fmt.Sprintf("<@%s> t01 %s and then?", f.srv.BotUserID(), tag))
+		if f.conn(tag) != firstConn {
+			break
+		}
+	}
+	// Either the other replica waits for the lease, or — the failure this
+	// test exists for — its session reaches the model beside the first.
+	waitLogs(t, time.Minute, "the other replica waiting for the thread", func() bool {
+		return other.log.count("another replica holds this thread; waiting") > 0 || len(f.gauge.snapshot().overlaps) > 0
+	}, a, b)
+	close(gate)
+	waitLogs(t, 2*time.Minute, fmt.Sprintf("%d answers", sent), func() bool {
+		return a.log.count("answered")+b.log.count("answered") >= sent
+	}, a, b)
+	g := f.gauge.snapshot()
+	if len(g.overlaps) > 0 {
+		t.Errorf("two sessions were at the model at once in thread %v", g.overlaps)
+	}
+	for i := 1; i <= sent; i++ {
+		if n := f.answers("C0ONE", ts, fmt.Sprintf("q%03d", i)); n != 1 {
+			t.Errorf("q%03d was answered %d times", i, n)
+		}
+	}
+	if g.calls != sent {
+		t.Errorf("%d model calls for %d questions", g.calls, sent)
+	}
+	t.Logf("%d follow-ups; the first session ran in %s", sent-1, first.name)
+	if t.Failed() {
+		t.Log(logs(a, b))
+	}
+}
+
+// conn is the connection the first delivery of the app_mention with
+// question tag went to; the emulator picks one when it sends.
+func (f *fleet) conn(tag string) int {
+	f.t.Helper()
+	for _, e := range f.srv.Envelopes() {
+		var p struct {
+			Event struct{ Type, Text string } `json:"event"`
+		}
+		if e.Type == "events_api" && e.Attempt == 0 && json.Unmarshal(e.Payload, &p) == nil && p.Event.Type == "app_mention" &&
+			questionTag.FindString(p.Event.Text) == tag {
+			return e.Conn
+		}
+	}
+	f.t.Fatalf("no envelope carries %s", tag)
+	return 0
+}
