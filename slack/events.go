@@ -124,7 +124,7 @@ func (b *Bot) onEventsAPI(ctx context.Context, evt socketmode.Event) {
 			b.sessions.Add(1)
 			go func() {
 				defer b.sessions.Done()
-				if b.dedupSlowly(ctx, key, attempt) {
+				if b.dedupSlowly(ctx, cb.EventID, attempt) {
 					b.onEvent(ctx, ev)
 				}
 			}()

@@ -101,7 +101,8 @@ func (b *Bot) retryStore(ctx context.Context, kind string, f func(context.Contex
 // redelivery means an earlier attempt went somewhere, usually to a replica
 // that answered it and was slow to acknowledge: answering again would put a
 // second answer in the thread, which the bot never does.
-func (b *Bot) dedupSlowly(ctx context.Context, key string, attempt int) bool {
+func (b *Bot) dedupSlowly(ctx context.Context, eventID string, attempt int) bool {
+	key := "event:" + eventID
 	var first bool
 	err := b.retryStore(ctx, storeDedup, func(ctx context.Context) error {
 		var err error
@@ -111,15 +112,15 @@ func (b *Bot) dedupSlowly(ctx context.Context, key string, attempt int) bool {
 	switch {
 	case err == nil:
 		if !first {
-			b.log.Info("duplicate event ignored", zap.String("key", key), zap.Int("retry_attempt", attempt))
+			b.log.Info("duplicate event ignored", zap.String("event_id", eventID), zap.Int("retry_attempt", attempt))
 		}
 		return first
 	case attempt == 0:
-		b.log.Warn("dedup store unavailable; answering a first delivery", zap.String("key", key))
+		b.log.Warn("dedup store unavailable; answering a first delivery", zap.String("event_id", eventID))
 		return ctx.Err() == nil
 	default:
 		b.log.Warn("dedup store unavailable; a redelivered event is dropped rather than risk a second answer",
-			zap.String("key", key), zap.Int("retry_attempt", attempt))
+			zap.String("event_id", eventID), zap.Int("retry_attempt", attempt))
 		return false
 	}
 }

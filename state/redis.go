@@ -39,6 +39,7 @@ const redisDialTimeout = 5 * time.Second
 // openRedis opens the store that config.State describes with backend
 // "redis", with the default prefix.
 func openRedis(cfg config.State) (*Redis, error) {
+	redis.SetLogger(quietRedis{})
 	ctx, cancel := context.WithTimeout(context.Background(), redisDialTimeout)
 	defer cancel()
 	return DialRedis(ctx, cfg.RedisURL.Reveal(), DefaultRedisPrefix)

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"context"
 	"crypto/rand"
 	"time"
 
@@ -38,6 +39,9 @@ func failFast(opts *redis.Options) {
 	if opts.MaxRetries == 0 {
 		opts.MaxRetries = 1
 	}
+	if opts.DialerRetries == 0 {
+		opts.DialerRetries = 2
+	}
 	opts.ContextTimeoutEnabled = true
 }
 
@@ -59,3 +63,11 @@ return 0`)
 
 // onceToken is a value no other Once call writes.
 func onceToken() string { return rand.Text() }
+
+// quietRedis drops go-redis's own log lines. It writes one for every failed
+// dial, to the standard logger, which would flood the bot's log while the
+// server is away; the store's errors carry the same cause, and the bot logs
+// those once per kind of call.
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}

@@ -464,3 +464,132 @@ func (f *fleet) conn(tag string) int {
 	f.t.Fatalf("no envelope carries %s", tag)
 	return 0
 }
+
+// TestReplicasRideOutARedisOutageWithoutAnsweringTwice takes Redis away
+// (SIGKILL) while three sessions are at the model, three wait for a slot,
+// and new mentions and redeliveries arrive, then brings it back on the same
+// port with its data (an append-only file, as a production Redis keeps).
+// Neither replica crashes; each logs a failing kind of call once, not per
+// call, and its recovery; every question is answered exactly once, and
+// every redelivery, of an event answered before the outage or during it,
+// is recognised.
+func TestReplicasRideOutARedisOutageWithoutAnsweringTwice(t *testing.T) {
+	t.Parallel()
+	redis := redistest.StartPersistent(t)
+	release := make(chan struct{})
+	f := newFleet(t, redis, 3, "3s", 0, func(q string) <-chan struct{} {
+		if strings.Contains(q, "before") {
+			return release
+		}
+		return nil
+	})
+	a, b := f.start("a"), f.start("b")
+	f.connected(2, a, b)
+	channels := []string{"C0ONE", "C0TWO", "C0THREE"}
+	for i, c := range channels {
+		f.srv.AddChannel(c, fmt.Sprintf("team-%d", i), true)
+	}
+	var qs []question
+	ask := func(i int, when string) {
+		c := channels[i%len(channels)]
+		tag := fmt.Sprintf("q%03d", i)
+		qs = append(qs, question{tag, c, f.srv.Mention(c, "U0ASKER", fmt.Sprintf("t%02d %s asked %s the outage", i, tag, when))})
+	}
+	for i := range 6 {
+		ask(i, "before")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := f.gauge.waitFor(ctx, func(g gaugeState) bool { return g.inFlight == 3 }); err != nil {
+		t.Fatalf("three sessions never reached the model:%s", logs(a, b))
+	}
+
+	redis.Down()
+	for i := 10; i < 16; i++ {
+		ask(i, "during")
+	}
+	redelivered := f.redeliver(func(q string) bool { return q[len(q)-1]%2 == 0 })
+	// Redis stays away until the replicas have met it failing for every
+	// kind of call: new events, queued sessions asking for a slot, the
+	// running sessions renewing their thread leases — which goes on — and
+	// then, once those sessions end, recording them.
+	noticed := func(kinds ...string) bool {
+		seen := map[any]bool{}
+		for _, r := range []*replica{a, b} {
+			for _, l := range r.log.lines("state store failing; retrying") {
+				seen[l["calls"]] = true
+			}
+		}
+		for _, k := range kinds {
+			if !seen[k] {
+				return false
+			}
+		}
+		return true
+	}
+	waitLogs(t, time.Minute, "the outage noticed by events, slots and leases",
+		func() bool { return noticed("event dedup", "session slots", "thread lease") }, a, b)
+	close(release)
+	waitLogs(t, time.Minute, "three sessions ending during the outage", func() bool {
+		return noticed("session records") && a.log.count("answered")+b.log.count("answered") == 3
+	}, a, b)
+	redis.Up(t)
+
+	outcomes := func() int {
+		return a.log.count("answered") + b.log.count("answered") + a.log.count("duplicate event ignored") + b.log.count("duplicate event ignored")
+	}
+	waitLogs(t, 3*time.Minute, fmt.Sprintf("%d answers and %d duplicates", len(qs), redelivered),
+		func() bool { return outcomes() >= len(qs)+redelivered }, a, b)
+
+	for _, r := range []*replica{a, b} {
+		select {
+		case <-r.exited:
+			t.Errorf("replica %s exited during the outage", r.name)
+		default:
+		}
+	}
+	for _, q := range qs {
+		if n := f.answers(q.channel, q.thread, q.tag); n != 1 {
+			t.Errorf("question %s was answered %d times", q.tag, n)
+		}
+		if w := f.working(q.channel, q.thread); len(w) > 0 {
+			t.Errorf("thread of %s still shows progress: %q", q.tag, w)
+		}
+	}
+	if g := f.gauge.snapshot(); g.calls != len(qs) {
+		t.Errorf("%d model calls for %d questions: %v", g.calls, len(qs), g.byQuestion)
+	}
+	if n := a.log.count("duplicate event ignored") + b.log.count("duplicate event ignored"); n != redelivered {
+		t.Errorf("%d redeliveries, %d recognised as duplicates", redelivered, n)
+	}
+	recovered := 0
+	for _, r := range []*replica{a, b} {
+		perKind := map[string]int{}
+		for _, l := range r.log.lines("state store failing; retrying") {
+			kind, _ := l["calls"].(string)
+			perKind[kind]++
+			if strings.Contains(fmt.Sprint(l), redis.URL()) {
+				t.Errorf("replica %s logged the Redis URL: %v", r.name, l)
+			}
+		}
+		// One line when a kind starts failing; a call that was already
+		// under way when the store came back may add one more. A line per
+		// call would be dozens: slots are asked for five times a second.
+		for kind, n := range perKind {
+			if n > 3 {
+				t.Errorf("replica %s logged %d failures of %s calls for one outage", r.name, n, kind)
+			}
+		}
+		recovered += r.log.count("state store answering again")
+		if n := r.log.count("dedup store unavailable; answering a first delivery") + r.log.count("dedup store unavailable; a redelivered event is dropped rather than risk a second answer"); n > 0 {
+			t.Errorf("replica %s gave up on the store during a short outage", r.name)
+		}
+		t.Logf("replica %s: failures logged by kind %v", r.name, perKind)
+	}
+	if recovered == 0 {
+		t.Error("no replica logged that the store answers again")
+	}
+	if t.Failed() {
+		t.Log(logs(a, b))
+	}
+}
