@@ -15,8 +15,8 @@ import (
 // (dial_timeout=…, read_timeout=…, …) keeps its own value.
 const (
 	redisCallDialTimeout = 2 * time.Second
-	redisIOTimeout    = 2 * time.Second
-	redisPoolTimeout  = 3 * time.Second
+	redisIOTimeout       = 2 * time.Second
+	redisPoolTimeout     = 3 * time.Second
 )
 
 // failFast sets the client's timeouts and retries for an outage: calls
