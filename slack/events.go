@@ -113,9 +113,9 @@ func (b *Bot) onEventsAPI(ctx context.Context, evt socketmode.Event) {
 		return
 	}
 	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok && cb.EventID != "" {
-		key, attempt := "event:"+cb.EventID, evt.Request.RetryAttempt
+		envelope, attempt := evt.Request.EnvelopeID, evt.Request.RetryAttempt
 		octx, cancel := context.WithTimeout(ctx, dedupCallTimeout)
-		first, err := b.state.Once(octx, key, eventTTL)
+		first, err := b.dedup(octx, cb.EventID, envelope)
 		cancel()
 		b.storeResult(storeDedup, err)
 		if err != nil {
@@ -124,7 +124,7 @@ func (b *Bot) onEventsAPI(ctx context.Context, evt socketmode.Event) {
 			b.sessions.Add(1)
 			go func() {
 				defer b.sessions.Done()
-				if b.dedupSlowly(ctx, cb.EventID, attempt) {
+				if b.dedupSlowly(ctx, cb.EventID, envelope, attempt) {
 					b.onEvent(ctx, ev)
 				}
 			}()

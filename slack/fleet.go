@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/slackbot/slackbot/blockkit"
+	"github.com/slackbot/slackbot/state"
 )
 
 // What replicas sharing a state store rely on, and what the bot does when
@@ -45,31 +46,51 @@ const (
 
 // storeHealth remembers which kinds of store call are failing, so that an
 // outage costs one warning per kind and one line when the store answers
-// again, not a line per call.
+// again, not a line per call. A store that flaps (calls under way when it
+// came back, timeouts under load) is warned about at most once per kind
+// every storeWarnEvery.
 type storeHealth struct {
-	mu      sync.Mutex
-	failing map[string]bool
+	mu    sync.Mutex
+	kinds map[string]*storeKind
 }
 
+type storeKind struct {
+	failing  bool      // the last call failed
+	warned   bool      // this failure was logged, so its end will be too
+	lastWarn time.Time // when a failure of this kind was last logged
+}
+
+// storeWarnEvery bounds how often one kind of failing call is logged.
+const storeWarnEvery = time.Minute
+
 // storeResult notes the outcome of a store call of kind and logs the
-// changes: the first failure of a kind, and its recovery.
+// changes: a kind starting to fail, and the store answering it again.
 func (b *Bot) storeResult(kind string, err error) {
 	h := &b.health
 	h.mu.Lock()
-	was := h.failing[kind]
-	if err != nil && !was {
-		if h.failing == nil {
-			h.failing = map[string]bool{}
+	if h.kinds == nil {
+		h.kinds = map[string]*storeKind{}
+	}
+	k := h.kinds[kind]
+	if k == nil {
+		k = &storeKind{}
+		h.kinds[kind] = k
+	}
+	warn, recovered := false, false
+	if err != nil {
+		k.failing = true
+		if !k.warned && time.Since(k.lastWarn) >= storeWarnEvery {
+			k.warned, k.lastWarn, warn = true, time.Now(), true
 		}
-		h.failing[kind] = true
-	} else if err == nil && was {
-		delete(h.failing, kind)
+	} else if k.failing {
+		k.failing = false
+		recovered, k.warned = k.warned, false
 	}
 	h.mu.Unlock()
 	switch {
-	case err != nil && !was:
+	case warn:
 		b.log.Warn("state store failing; retrying", zap.String("calls", kind), zap.Error(err))
-	case err == nil && was:
+	case recovered:
 		b.log.Info("state store answering again", zap.String("calls", kind))
 	}
 }
@@ -101,12 +122,11 @@ func (b *Bot) retryStore(ctx context.Context, kind string, f func(context.Contex
 // redelivery means an earlier attempt went somewhere, usually to a replica
 // that answered it and was slow to acknowledge: answering again would put a
 // second answer in the thread, which the bot never does.
-func (b *Bot) dedupSlowly(ctx context.Context, eventID string, attempt int) bool {
-	key := "event:" + eventID
+func (b *Bot) dedupSlowly(ctx context.Context, eventID, envelopeID string, attempt int) bool {
 	var first bool
 	err := b.retryStore(ctx, storeDedup, func(ctx context.Context) error {
 		var err error
-		first, err = b.state.Once(ctx, key, eventTTL)
+		first, err = b.dedup(ctx, eventID, envelopeID)
 		return err
 	})
 	switch {
@@ -123,6 +143,19 @@ func (b *Bot) dedupSlowly(ctx context.Context, eventID string, attempt int) bool
 			zap.String("event_id", eventID), zap.Int("retry_attempt", attempt))
 		return false
 	}
+}
+
+// dedup records the event eventID for the delivery envelopeID and reports
+// whether it was seen for the first time. A store that may have run a call
+// whose caller saw an error (Redis: a timeout) is asked with the envelope
+// id as token, so retrying the same delivery is not taken for a duplicate
+// while a redelivery, in an envelope of its own, still is.
+func (b *Bot) dedup(ctx context.Context, eventID, envelopeID string) (bool, error) {
+	key := "event:" + eventID
+	if t, ok := b.state.(state.TokenOnce); ok && envelopeID != "" {
+		return t.OnceToken(ctx, key, envelopeID, eventTTL)
+	}
+	return b.state.Once(ctx, key, eventTTL)
 }
 
 // abandonedNote replaces a progress message whose session died with its

@@ -101,7 +101,12 @@ func millis(ttl time.Duration) int64 {
 
 // Once implements Store.
 func (r *Redis) Once(ctx context.Context, key string, ttl time.Duration) (bool, error) {
-	n, err := onceScript.Run(ctx, r.client, []string{r.keyKey(key)}, onceToken(), millis(ttl)).Int()
+	return r.OnceToken(ctx, key, onceToken(), ttl)
+}
+
+// OnceToken implements TokenOnce.
+func (r *Redis) OnceToken(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
+	n, err := onceScript.Run(ctx, r.client, []string{r.keyKey(key)}, token, millis(ttl)).Int()
 	if err != nil {
 		return false, fmt.Errorf("state: once %q: %w", key, err)
 	}

@@ -47,9 +47,10 @@ func failFast(opts *redis.Options) {
 
 // onceScript records KEYS[1] for ARGV[2] ms with the caller's token
 // ARGV[1] and reports 1 when it was absent, or already held that token. A
-// call go-redis retries after its first attempt's reply was lost therefore
-// still reports "first": with SETNX it would read its own write as a
-// duplicate and the event would never be answered.
+// call retried after its first attempt's reply was lost — by go-redis, or
+// by the caller with the same token — therefore still reports "first":
+// with SETNX it would read its own write as a duplicate and the event
+// would never be answered.
 var onceScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
 if v == false then
@@ -61,7 +62,8 @@ if v == ARGV[1] then
 end
 return 0`)
 
-// onceToken is a value no other Once call writes.
+// onceToken is a value no other Once call writes: a Once without a token
+// of the caller's is still safe against go-redis's own retry.
 func onceToken() string { return rand.Text() }
 
 // quietRedis drops go-redis's own log lines. It writes one for every failed

@@ -572,11 +572,11 @@ func TestReplicasRideOutARedisOutageWithoutAnsweringTwice(t *testing.T) {
 				t.Errorf("replica %s logged the Redis URL: %v", r.name, l)
 			}
 		}
-		// One line when a kind starts failing; a call that was already
-		// under way when the store came back may add one more. A line per
-		// call would be dozens: slots are asked for five times a second.
+		// One line when a kind starts failing, whatever flaps follow
+		// within the minute. A line per call would be dozens: a queued
+		// session asks for a slot five times a second.
 		for kind, n := range perKind {
-			if n > 3 {
+			if n > 1 {
 				t.Errorf("replica %s logged %d failures of %s calls for one outage", r.name, n, kind)
 			}
 		}
