@@ -340,6 +340,7 @@ func (b *Bot) lockThread(ctx context.Context, channel, ts string) func() {
 	if err == nil && !ok {
 		b.log.Info("another replica holds this thread; waiting", zap.String("thread", key))
 		t := time.NewTicker(time.Second)
+		var failing time.Time // since when the store has been failing
 		for ctx.Err() == nil && !ok {
 			select {
 			case <-ctx.Done():
@@ -347,6 +348,13 @@ func (b *Bot) lockThread(ctx context.Context, channel, ts string) func() {
 			}
 			err = take(ctx)
 			b.storeResult(storeLease, err)
+			if err == nil {
+				failing = time.Time{}
+			} else if failing.IsZero() {
+				failing = time.Now()
+			} else if time.Since(failing) >= storePatience {
+				break
+			}
 		}
 		t.Stop()
 	}
@@ -373,7 +381,9 @@ func (b *Bot) lockThread(ctx context.Context, channel, ts string) func() {
 					// The session goes on: its asker is waiting for it.
 					b.log.Warn("thread lease lost to another replica; two sessions may answer in it", zap.String("thread", key))
 				}
-				lost = err == nil && !held
+				if err == nil {
+					lost = !held
+				}
 			}
 		}
 	}()

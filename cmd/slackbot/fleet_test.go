@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack/slacktest"
 	"github.com/slackbot/slackbot/state/redistest"
@@ -316,7 +318,8 @@ func TestReplicasAnswerEveryMentionOnceOneSessionPerThreadWithinTheCap(t *testin
 }
 
 // TestAKilledReplicasThreadIsServedByAnotherOnceItsLeaseExpires kills the
-// replica running a session with SIGKILL. Its thread lease and its
+// replica running a session with SIGKILL (after it has noticed its lease
+// taken by someone else, and gone on). Its thread lease and its
 // session slot (the only one: max_concurrent_sessions is 1) expire after
 // state.lease_ttl, and a follow-up in the thread is then answered once, by
 // the other replica, which also closes the dead session's progress message.
@@ -342,6 +345,17 @@ func TestAKilledReplicasThreadIsServedByAnotherOnceItsLeaseExpires(t *testing.T)
 	if f.gauge.snapshot().byModel["m-b"] == 1 {
 		victim, survivor = b, a
 	}
+	// Someone else takes the thread's lease for a moment, as a replica
+	// would after an outage longer than the lease: the victim notices when
+	// it next renews, and its session goes on.
+	rc := redis.NewClient(&redis.Options{Addr: f.redis.Addr})
+	defer rc.Close()
+	if err := rc.Set(ctx, "slackbot:key:lease:thread:C0ONE/"+ts, "intruder", 1500*time.Millisecond).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitLogs(t, time.Minute, "the lost lease noticed", func() bool {
+		return victim.log.count("thread lease lost to another replica; two sessions may answer in it") == 1
+	}, victim)
 	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
