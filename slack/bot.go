@@ -39,6 +39,10 @@ type Options struct {
 	// Observer, when set, also receives every session's events (a
 	// playground's side panel); Thread tells which thread each belongs to.
 	Observer func(t Thread, e agent.Event)
+	// StorePatience is how long a decision that needs the state store
+	// (event dedup, a thread lease, a session slot) retries a failing store
+	// before the bot decides without it; 0 means DefaultStorePatience.
+	StorePatience time.Duration
 }
 
 // Thread names where a session answers.
@@ -66,7 +70,8 @@ type Bot struct {
 	// leaseTTL bounds thread leases and session slots (state.lease_ttl);
 	// both are renewed every third of it while the session runs.
 	leaseTTL time.Duration
-	health   storeHealth // the state store's failures, logged once per kind
+	health   storeHealth   // the state store's failures, logged once per kind
+	patience time.Duration // Options.StorePatience
 
 	botUserID, botID, teamID string
 
@@ -104,6 +109,7 @@ func New(o Options) (*Bot, error) {
 		cfg: cfg, conf: o.Config, runner: o.Runner, state: st, log: log, watch: o.Observer,
 		owner:    fmt.Sprintf("slackbot-%d", time.Now().UnixNano()),
 		leaseTTL: cmp.Or(o.Config.State.LeaseTTL.D(), config.DefaultLeaseTTL),
+		patience: cmp.Or(o.StorePatience, DefaultStorePatience),
 		slots:    make(chan struct{}, max(cfg.MaxConcurrentSessions, 1)),
 		running:  map[string]*run{}, threads: map[string]chan struct{}{},
 		names: map[string]string{}, chans: map[string]slackapi.Channel{},

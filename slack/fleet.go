@@ -20,14 +20,15 @@ import (
 // one of the max_concurrent_sessions slots, both renewed every third of
 // state.lease_ttl, so a replica that dies frees them within one TTL.
 //
-// When the store fails, decisions that need it (dedup, the lease, the slot)
-// retry with backoff for up to storePatience before the bot goes on
-// without it, and every failure is logged once per kind until the store
-// answers again. A session already running is never stopped by the store.
+// When the store fails, decisions that need it (dedup, the lease, the
+// slot) retry with backoff for up to Options.StorePatience (20 s by
+// default) before the bot goes on without it, and every failure is logged
+// once per kind until the store answers again. A session already running
+// is never stopped by the store.
 
-// storePatience is how long a decision that needs the state store waits
-// for it to answer again before the bot decides without it.
-const storePatience = 20 * time.Second
+// DefaultStorePatience is how long a decision that needs the state store
+// waits for it to answer again before the bot decides without it.
+const DefaultStorePatience = 20 * time.Second
 
 // Backoff between retries of a failing store call.
 const (
@@ -50,8 +51,9 @@ const (
 // came back, timeouts under load) is warned about at most once per kind
 // every storeWarnEvery.
 type storeHealth struct {
-	mu    sync.Mutex
-	kinds map[string]*storeKind
+	mu        sync.Mutex
+	kinds     map[string]*storeKind
+	fallbacks map[string]time.Time // decision → when it was last logged at warn
 }
 
 type storeKind struct {
@@ -95,10 +97,31 @@ func (b *Bot) storeResult(kind string, err error) {
 	}
 }
 
-// retryStore calls f until it succeeds, ctx ends or storePatience has
+// fallback logs a decision the bot made without the store: at warn at most
+// once per storeWarnEvery for each msg, else at debug, so that a long
+// outage does not cost a warning per event.
+func (b *Bot) fallback(msg string, fields ...zap.Field) {
+	h := &b.health
+	h.mu.Lock()
+	warn := time.Since(h.fallbacks[msg]) >= storeWarnEvery
+	if warn {
+		if h.fallbacks == nil {
+			h.fallbacks = map[string]time.Time{}
+		}
+		h.fallbacks[msg] = time.Now()
+	}
+	h.mu.Unlock()
+	if warn {
+		b.log.Warn(msg, fields...)
+	} else {
+		b.log.Debug(msg, fields...)
+	}
+}
+
+// retryStore calls f until it succeeds, ctx ends or the store patience has
 // passed, backing off between attempts, and returns f's last error.
 func (b *Bot) retryStore(ctx context.Context, kind string, f func(context.Context) error) error {
-	deadline := time.Now().Add(storePatience)
+	deadline := time.Now().Add(b.patience)
 	wait := storeRetryFirst
 	for {
 		err := f(ctx)
@@ -116,7 +139,7 @@ func (b *Bot) retryStore(ctx context.Context, kind string, f func(context.Contex
 }
 
 // dedupSlowly decides on an event whose dedup call failed: it retries the
-// store, and when it stays down past storePatience it handles a first
+// store, and when it stays down past the store patience it handles a first
 // delivery but drops a redelivery. A first delivery went to one connection
 // only and was acknowledged, so no other replica can be answering it. A
 // redelivery means an earlier attempt went somewhere, usually to a replica
@@ -136,10 +159,10 @@ func (b *Bot) dedupSlowly(ctx context.Context, eventID, envelopeID string, attem
 		}
 		return first
 	case attempt == 0:
-		b.log.Warn("dedup store unavailable; answering a first delivery", zap.String("event_id", eventID))
+		b.fallback("dedup store unavailable; answering a first delivery", zap.String("event_id", eventID))
 		return ctx.Err() == nil
 	default:
-		b.log.Warn("dedup store unavailable; a redelivered event is dropped rather than risk a second answer",
+		b.fallback("dedup store unavailable; a redelivered event is dropped rather than risk a second answer",
 			zap.String("event_id", eventID), zap.Int("retry_attempt", attempt))
 		return false
 	}

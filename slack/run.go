@@ -110,10 +110,10 @@ func (b *Bot) takeSlot(ctx context.Context, r *run) (release func(), ok bool) {
 		if ok {
 			break
 		}
-		if err != nil && time.Since(failing) >= storePatience {
+		if err != nil && time.Since(failing) >= b.patience {
 			// A store that cannot count must not stop the bot: this
 			// replica's own sessions still take turns below.
-			b.log.Warn("session slots unavailable; counting in this process only", zap.String("session", r.id))
+			b.fallback("session slots unavailable; counting in this process only", zap.String("session", r.id))
 			break
 		}
 		if !queued && err == nil {
@@ -305,9 +305,9 @@ func (b *Bot) reject(ctx context.Context, req request) {
 
 // lockThread holds the thread for this session: a follow-up waits for the
 // session already answering in it. The lease in the state store keeps
-// other replicas out too. A store that does not answer within
-// storePatience leaves only this process's lock; a lease found taken by
-// another owner while renewing is logged, and the session goes on.
+// other replicas out too. A store that does not answer within the store
+// patience leaves only this process's lock; a lease found taken by another
+// owner while renewing is logged, and the session goes on.
 func (b *Bot) lockThread(ctx context.Context, channel, ts string) func() {
 	if ts == "" {
 		return func() {}
@@ -352,14 +352,14 @@ func (b *Bot) lockThread(ctx context.Context, channel, ts string) func() {
 				failing = time.Time{}
 			} else if failing.IsZero() {
 				failing = time.Now()
-			} else if time.Since(failing) >= storePatience {
+			} else if time.Since(failing) >= b.patience {
 				break
 			}
 		}
 		t.Stop()
 	}
 	if err != nil && ctx.Err() == nil {
-		b.log.Warn("thread lease unavailable; answering with this process's lock only", zap.String("thread", key))
+		b.fallback("thread lease unavailable; answering with this process's lock only", zap.String("thread", key))
 	}
 	renewed := make(chan struct{})
 	quit := make(chan struct{})
