@@ -208,16 +208,20 @@ func waitLogs(t *testing.T, d time.Duration, what string, cond func() bool, rs .
 		if cond() {
 			return
 		}
+		done := make(chan struct{})
 		select {
 		case <-deadline:
+			close(done)
 			t.Fatalf("%s did not happen within %s:%s", what, d, logs(rs...))
-		case <-anyOf(changed):
+		case <-anyOf(changed, done):
 		}
+		close(done)
 	}
 }
 
-// anyOf returns a channel closed when any of chans is.
-func anyOf(chans []<-chan struct{}) <-chan struct{} {
+// anyOf returns a channel closed when any of chans is; its goroutines end
+// then, or when done closes.
+func anyOf(chans []<-chan struct{}, done <-chan struct{}) <-chan struct{} {
 	out := make(chan struct{})
 	var once sync.Once
 	for _, c := range chans {
@@ -226,6 +230,7 @@ func anyOf(chans []<-chan struct{}) <-chan struct{} {
 			case <-c:
 				once.Do(func() { close(out) })
 			case <-out:
+			case <-done:
 			}
 		}()
 	}
