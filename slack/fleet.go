@@ -144,7 +144,9 @@ func (b *Bot) retryStore(ctx context.Context, kind string, f func(context.Contex
 // only and was acknowledged, so no other replica can be answering it. A
 // redelivery means an earlier attempt went somewhere, usually to a replica
 // that answered it and was slow to acknowledge: answering again would put a
-// second answer in the thread, which the bot never does.
+// second answer in the thread. Only a replica that died before acking
+// leaves a question unanswered this way, and its asker sees no answer
+// rather than two.
 func (b *Bot) dedupSlowly(ctx context.Context, eventID, envelopeID string, attempt int) bool {
 	var first bool
 	err := b.retryStore(ctx, storeDedup, func(ctx context.Context) error {
