@@ -401,7 +401,19 @@ type State struct {
 	Backend  string `yaml:"backend"` // memory | sqlite | redis; "" = the state package's default
 	Path     string `yaml:"path"`    // sqlite file, relative to the config file
 	RedisURL Secret `yaml:"redis_url"`
+	// LeaseTTL is how long a thread lease and a session slot live without
+	// renewal: a running session renews both every third of it, so a
+	// replica that dies frees its threads and slots within LeaseTTL.
+	LeaseTTL Duration `yaml:"lease_ttl"`
 }
+
+// Bounds and default of state.lease_ttl. Renewal every third of the TTL
+// must fit a few store round trips and a retry, hence the floor.
+const (
+	DefaultLeaseTTL = 2 * time.Minute
+	MinLeaseTTL     = 3 * time.Second
+	MaxLeaseTTL     = time.Hour
+)
 
 // Quotas bound what each person and each channel may spend on the bot a
 // day (UTC). A request over a budget gets Message and no model call; the

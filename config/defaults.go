@@ -66,6 +66,9 @@ func (c *Config) applyDefaults(w *walker, dir string) {
 		c.State.Path = DefaultStatePath
 	}
 	c.State.Path = resolve(dir, c.State.Path)
+	if c.State.LeaseTTL == 0 {
+		c.State.LeaseTTL = Duration(DefaultLeaseTTL)
+	}
 	c.Slack.applyDefaults(w.present)
 	if c.Quotas.Message == "" {
 		c.Quotas.Message = DefaultQuotaMessage

@@ -73,6 +73,9 @@ func (c *Config) validate(w *walker) {
 	if b := c.State.Backend; b != "" && !slices.Contains(StateBackends, b) {
 		w.errorf("state.backend", "%q is not a state backend; use one of: %s (or leave it empty for the default)", b, oneOf(StateBackends))
 	}
+	if d := c.State.LeaseTTL.D(); d < MinLeaseTTL || d > MaxLeaseTTL {
+		w.errorf("state.lease_ttl", "%s is out of range; use between %s and %s (default %s)", d, MinLeaseTTL, MaxLeaseTTL, DefaultLeaseTTL)
+	}
 	if c.State.Backend == "redis" {
 		if c.State.RedisURL == "" {
 			w.errorf("state.backend", "redis needs state.redis_url, e.g. redis_url: ${REDIS_URL} with REDIS_URL=redis://host:6379/0")

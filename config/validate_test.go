@@ -334,6 +334,11 @@ func TestValidationErrors(t *testing.T) {
 			},
 		},
 		{
+			name:  "a lease shorter than a few store round trips is refused",
+			files: map[string]string{"slackbot.yaml": baseConfig + "state:\n  lease_ttl: 1s\n"},
+			want:  []string{"slackbot.yaml:10: state.lease_ttl: 1s is out of range; use between 3s and 1h0m0s (default 2m0s)"},
+		},
+		{
 			name:  "the state backend must be known",
 			files: map[string]string{"slackbot.yaml": baseConfig + "state:\n  backend: postgres\n"},
 			want:  []string{`slackbot.yaml:10: state.backend: "postgres" is not a state backend; use one of: memory, sqlite, redis`},

@@ -7,6 +7,7 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -47,6 +48,10 @@ type Options struct {
 	Metrics *telemetry.Metrics
 	// Tracer, when set, traces every session.
 	Tracer *telemetry.Tracer
+	// StorePatience is how long a decision that needs the state store
+	// (event dedup, a thread lease, a session slot) retries a failing store
+	// before the bot decides without it; 0 means DefaultStorePatience.
+	StorePatience time.Duration
 }
 
 // Thread names where a session answers.
@@ -59,7 +64,6 @@ type Thread struct {
 const (
 	eventTTL  = 24 * time.Hour      // redeliveries come within minutes; a day is plenty
 	threadTTL = 30 * 24 * time.Hour // follow-ups in a thread the bot answered
-	leaseTTL  = 2 * time.Minute     // renewed while the session runs
 )
 
 // Bot is the Slack headend. Build it with New and serve with Run.
@@ -72,6 +76,11 @@ type Bot struct {
 	watch  func(Thread, agent.Event)
 	api    *slackapi.Client
 	owner  string // this process's name in thread leases
+	// leaseTTL bounds thread leases and session slots (state.lease_ttl);
+	// both are renewed every third of it while the session runs.
+	leaseTTL time.Duration
+	health   storeHealth   // the state store's failures, logged once per kind
+	patience time.Duration // Options.StorePatience
 
 	metrics   *telemetry.Metrics
 	tracer    *telemetry.Tracer
@@ -114,9 +123,11 @@ func New(o Options) (*Bot, error) {
 	b := &Bot{
 		cfg: cfg, conf: o.Config, runner: o.Runner, state: st, log: log, watch: o.Observer,
 		metrics: o.Metrics, tracer: o.Tracer,
-		owner:   fmt.Sprintf("slackbot-%d", time.Now().UnixNano()),
-		slots:   make(chan struct{}, max(cfg.MaxConcurrentSessions, 1)),
-		running: map[string]*run{}, threads: map[string]chan struct{}{},
+		owner:    fmt.Sprintf("slackbot-%d", time.Now().UnixNano()),
+		leaseTTL: cmp.Or(o.Config.State.LeaseTTL.D(), config.DefaultLeaseTTL),
+		patience: cmp.Or(o.StorePatience, DefaultStorePatience),
+		slots:    make(chan struct{}, max(cfg.MaxConcurrentSessions, 1)),
+		running:  map[string]*run{}, threads: map[string]chan struct{}{},
 		names: map[string]string{}, chans: map[string]slackapi.Channel{},
 		feedbackHook: o.OnFeedback,
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"time"
 
 	slackapi "github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
@@ -101,15 +102,18 @@ func (b *Bot) ackSlash(sm *socketmode.Client, evt socketmode.Event) {
 	_ = sm.Ack(*evt.Request, map[string]any{"response_type": "ephemeral", "text": "Working on it…"})
 }
 
-// once reports whether key was not seen before (a redelivered envelope was).
+// once reports whether the slash command's envelope key was not seen
+// before. Slack never redelivers a slash command, so a store that cannot
+// answer lets it through.
 func (b *Bot) once(ctx context.Context, key string) bool {
 	ok, err := b.state.Once(ctx, key, eventTTL)
-	if err != nil {
-		b.log.Warn("dedup store failed; handling the event", zap.Error(err))
-		return true
-	}
-	return ok
+	b.storeResult(storeDedup, err)
+	return ok || err != nil
 }
+
+// dedupCallTimeout bounds the dedup call made on the envelope loop, so a
+// store that hangs delays the next envelopes by at most this much.
+const dedupCallTimeout = time.Second
 
 func (b *Bot) onEventsAPI(ctx context.Context, evt socketmode.Event) {
 	ev, ok := evt.Data.(slackevents.EventsAPIEvent)
@@ -117,11 +121,33 @@ func (b *Bot) onEventsAPI(ctx context.Context, evt socketmode.Event) {
 		return
 	}
 	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok && cb.EventID != "" {
-		if !b.once(ctx, "event:"+cb.EventID) {
-			b.log.Info("duplicate event ignored", zap.String("event_id", cb.EventID), zap.Int("retry_attempt", evt.Request.RetryAttempt))
+		envelope, attempt := evt.Request.EnvelopeID, evt.Request.RetryAttempt
+		octx, cancel := context.WithTimeout(ctx, dedupCallTimeout)
+		first, err := b.dedup(octx, cb.EventID, envelope)
+		cancel()
+		b.storeResult(storeDedup, err)
+		if err != nil {
+			// Retrying takes time: decide on a goroutine of its own, so
+			// the next envelopes are still read and acknowledged.
+			b.sessions.Add(1)
+			go func() {
+				defer b.sessions.Done()
+				if b.dedupSlowly(ctx, cb.EventID, envelope, attempt) {
+					b.onEvent(ctx, ev)
+				}
+			}()
+			return
+		}
+		if !first {
+			b.log.Info("duplicate event ignored", zap.String("event_id", cb.EventID), zap.Int("retry_attempt", attempt))
 			return
 		}
 	}
+	b.onEvent(ctx, ev)
+}
+
+// onEvent handles an Events API event seen for the first time.
+func (b *Bot) onEvent(ctx context.Context, ev slackevents.EventsAPIEvent) {
 	switch e := ev.InnerEvent.Data.(type) {
 	case *slackevents.AppMentionEvent:
 		if e.BotID != "" || e.User == "" || e.User == b.botUserID || !onOff(b.cfg.Mentions) {
@@ -163,6 +189,7 @@ func (b *Bot) onMessage(ctx context.Context, e *slackevents.MessageEvent) {
 		return
 	}
 	ours, err := b.state.Marked(ctx, threadKey(e.Channel, e.ThreadTimeStamp))
+	b.storeResult(storeThreads, err)
 	if err != nil || !ours {
 		return
 	}

@@ -121,26 +121,33 @@ const slotPoll = 200 * time.Millisecond
 
 // takeSlot waits for one of max_concurrent_sessions — a slot in the state
 // store, renewed while the session runs so a replica that dies frees its
-// slots within leaseTTL — showing "queued" while it waits. It returns the
-// release, or false when the bot is stopping.
+// slots within state.lease_ttl — showing "queued" while it waits. It
+// returns the release, or false when the bot is stopping.
 func (b *Bot) takeSlot(ctx context.Context, r *run) (release func(), ok bool) {
 	limit := max(b.cfg.MaxConcurrentSessions, 1)
 	began := time.Now()
 	unqueue := func() {}
 	defer func() { unqueue() }()
-	take := func() bool {
-		ok, err := b.state.Acquire(ctx, sessionSlots, r.id, limit, leaseTTL)
-		if err != nil {
+	queued := false
+	var failing time.Time // since when the store has been failing
+	for {
+		ok, err := b.state.Acquire(ctx, sessionSlots, r.id, limit, b.leaseTTL)
+		b.storeResult(storeSlots, err)
+		if err == nil {
+			failing = time.Time{}
+		} else if failing.IsZero() {
+			failing = time.Now()
+		}
+		if ok {
+			break
+		}
+		if err != nil && time.Since(failing) >= b.patience {
 			// A store that cannot count must not stop the bot: this
 			// replica's own sessions still take turns below.
-			b.log.Warn("session slots unavailable; counting in this process only", zap.Error(err))
-			return true
+			b.fallback("session slots unavailable; counting in this process only", zap.String("session", r.id))
+			break
 		}
-		return ok
-	}
-	queued := false
-	for !take() {
-		if !queued {
+		if !queued && err == nil {
 			r.progress.queued(ctx)
 			queued = true
 			unqueue = b.metrics.SessionQueued()
@@ -164,14 +171,15 @@ func (b *Bot) takeSlot(ctx context.Context, r *run) (release func(), ok bool) {
 	quit, renewed := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(renewed)
-		t := time.NewTicker(leaseTTL / 3)
+		t := time.NewTicker(b.leaseTTL / 3)
 		defer t.Stop()
 		for {
 			select {
 			case <-quit:
 				return
 			case <-t.C:
-				_, _ = b.state.Acquire(context.WithoutCancel(ctx), sessionSlots, r.id, limit, leaseTTL)
+				_, err := b.state.Acquire(context.WithoutCancel(ctx), sessionSlots, r.id, limit, b.leaseTTL)
+				b.storeResult(storeSlots, err)
 			}
 		}
 	}()
@@ -180,7 +188,7 @@ func (b *Bot) takeSlot(ctx context.Context, r *run) (release func(), ok bool) {
 		close(quit)
 		<-renewed
 		<-b.slots
-		_ = b.state.Release(context.WithoutCancel(ctx), sessionSlots, r.id)
+		b.storeResult(storeSlots, b.state.Release(context.WithoutCancel(ctx), sessionSlots, r.id))
 	}, true
 }
 
@@ -191,8 +199,9 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	started := time.Now()
 	// The thread is the bot's from now on: a reply in it while the answer
 	// is being written is a follow-up, which waits for this session.
-	_ = b.state.Mark(ctx, threadKey(r.req.channel, r.req.threadTS), threadTTL)
-	history := b.history(ctx, r.req)
+	b.storeResult(storeThreads, b.state.Mark(ctx, threadKey(r.req.channel, r.req.threadTS), threadTTL))
+	history, abandoned := b.history(ctx, r.req, r.progress.messageTS())
+	b.closeAbandoned(ctx, r.req.channel, abandoned)
 	history, dropped := agent.TrimHistory(r.agent, history, r.req.text)
 	if dropped > 0 {
 		log.Info("thread history trimmed to the model's window", zap.Int("dropped", dropped))
@@ -239,13 +248,11 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 		Status: status, Turns: res.Turns, ToolCalls: res.ToolCalls, InputTokens: res.Usage.InputTokens,
 		OutputTokens: res.Usage.OutputTokens, CostUSD: res.Usage.CostUSD, Started: started, Duration: time.Since(started),
 		Report: tools.Snippet(rep.Text(), maxRecordedReport)}
-	if err := b.state.PutSession(pctx, rec); err != nil {
-		log.Warn("session record not saved", zap.Error(err))
-	}
+	b.storeResult(storeRecords, b.state.PutSession(pctx, rec))
 	if err := r.progress.replaceWith(pctx, msgs); err != nil {
 		log.Warn("the answer could not be posted", zap.Error(err))
 	}
-	_ = b.state.Mark(pctx, threadKey(r.req.channel, r.req.threadTS), threadTTL)
+	b.storeResult(storeThreads, b.state.Mark(pctx, threadKey(r.req.channel, r.req.threadTS), threadTTL))
 	b.metrics.SessionEnded(r.agent.Name, status, time.Since(r.received))
 	log.Info("answered", zap.String("session", r.id), zap.String("status", rep.Status), zap.Int("turns", res.Turns),
 		zap.Int("messages", len(msgs)), zap.Float64("cost_usd", res.Usage.CostUSD))
@@ -326,7 +333,9 @@ func (b *Bot) reject(ctx context.Context, req request) {
 
 // lockThread holds the thread for this session: a follow-up waits for the
 // session already answering in it. The lease in the state store keeps
-// other replicas out too.
+// other replicas out too. A store that does not answer within the store
+// patience leaves only this process's lock; a lease found taken by another
+// owner while renewing is logged, and the session goes on.
 func (b *Bot) lockThread(ctx context.Context, channel, ts string) func() {
 	if ts == "" {
 		return func() {}
@@ -348,39 +357,68 @@ func (b *Bot) lockThread(ctx context.Context, channel, ts string) func() {
 			return func() {}
 		}
 	}
-	if ok, err := b.state.Lock(ctx, "lease:"+key, b.owner, leaseTTL); err == nil && !ok {
+	lease := "lease:" + key
+	var ok bool
+	take := func(ctx context.Context) error {
+		var err error
+		ok, err = b.state.Lock(ctx, lease, b.owner, b.leaseTTL)
+		return err
+	}
+	err := b.retryStore(ctx, storeLease, take)
+	if err == nil && !ok {
 		b.log.Info("another replica holds this thread; waiting", zap.String("thread", key))
 		t := time.NewTicker(time.Second)
-		for ctx.Err() == nil {
+		var failing time.Time // since when the store has been failing
+		for ctx.Err() == nil && !ok {
 			select {
 			case <-ctx.Done():
 			case <-t.C:
 			}
-			if ok, _ := b.state.Lock(ctx, "lease:"+key, b.owner, leaseTTL); ok {
+			err = take(ctx)
+			b.storeResult(storeLease, err)
+			if err == nil {
+				failing = time.Time{}
+			} else if failing.IsZero() {
+				failing = time.Now()
+			} else if time.Since(failing) >= b.patience {
 				break
 			}
 		}
 		t.Stop()
 	}
+	if err != nil && ctx.Err() == nil {
+		b.fallback("thread lease unavailable; answering with this process's lock only", zap.String("thread", key))
+	}
 	renewed := make(chan struct{})
 	quit := make(chan struct{})
 	go func() { // the lease lives as long as the session, renewed well before it expires
 		defer close(renewed)
-		t := time.NewTicker(leaseTTL / 3)
+		t := time.NewTicker(b.leaseTTL / 3)
 		defer t.Stop()
+		lost := false
 		for {
 			select {
 			case <-quit:
 				return
 			case <-t.C:
-				_, _ = b.state.Lock(context.WithoutCancel(ctx), "lease:"+key, b.owner, leaseTTL)
+				held, err := b.state.Lock(context.WithoutCancel(ctx), lease, b.owner, b.leaseTTL)
+				b.storeResult(storeLease, err)
+				if err == nil && !held && !lost {
+					// Another replica took the thread while this one could
+					// not renew (a store outage longer than the lease).
+					// The session goes on: its asker is waiting for it.
+					b.log.Warn("thread lease lost to another replica; two sessions may answer in it", zap.String("thread", key))
+				}
+				if err == nil {
+					lost = !held
+				}
 			}
 		}
 	}()
 	return func() {
 		close(quit)
 		<-renewed
-		_ = b.state.Unlock(context.WithoutCancel(ctx), "lease:"+key, b.owner)
+		b.storeResult(storeLease, b.state.Unlock(context.WithoutCancel(ctx), lease, b.owner))
 		b.mu.Lock()
 		close(b.threads[key])
 		delete(b.threads, key)
@@ -389,20 +427,28 @@ func (b *Bot) lockThread(ctx context.Context, channel, ts string) func() {
 }
 
 // history is the thread so far as user and assistant turns, oldest first,
-// without the question itself, bounded by slack.history.
-func (b *Bot) history(ctx context.Context, req request) []llm.Message {
+// without the question itself, bounded by slack.history. Progress messages
+// are not part of it: the one at own is this session's, and any other was
+// left by a session that died, and is returned as abandoned.
+func (b *Bot) history(ctx context.Context, req request, own string) (turns []llm.Message, abandoned []slackapi.Message) {
 	if req.threadTS == "" || req.threadTS == req.ts && !req.followup {
-		return nil
+		return nil, nil
 	}
 	msgs, err := b.replies(ctx, req.channel, req.threadTS)
 	if err != nil {
 		b.log.Warn("thread history unavailable; answering without it", zap.Error(slackError(err)))
-		return nil
+		return nil, nil
 	}
 	var out []llm.Message
 	chars := 0
 	for i := len(msgs) - 1; i >= 0 && len(out) < b.cfg.History.MaxMessages; i-- {
 		m := msgs[i]
+		if m.BotID != "" && isProgress(m) {
+			if m.Timestamp != own {
+				abandoned = append(abandoned, m)
+			}
+			continue
+		}
 		if m.Timestamp == req.ts || strings.TrimSpace(m.Text) == "" {
 			continue
 		}
@@ -423,7 +469,7 @@ func (b *Bot) history(ctx context.Context, req request) []llm.Message {
 		out = append(out, msg)
 	}
 	slices.Reverse(out)
-	return out
+	return out, abandoned
 }
 
 // maxThreadRead bounds how many messages of a thread are read to find its

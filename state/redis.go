@@ -39,6 +39,7 @@ const redisDialTimeout = 5 * time.Second
 // openRedis opens the store that config.State describes with backend
 // "redis", with the default prefix.
 func openRedis(cfg config.State) (*Redis, error) {
+	redis.SetLogger(quietRedis{})
 	ctx, cancel := context.WithTimeout(context.Background(), redisDialTimeout)
 	defer cancel()
 	return DialRedis(ctx, cfg.RedisURL.Reveal(), DefaultRedisPrefix)
@@ -62,6 +63,7 @@ func DialRedis(ctx context.Context, rawURL, prefix string) (*Redis, error) {
 	// Maintenance notifications are a Redis Enterprise feature; asking a
 	// plain server for them only adds a failed command to every connection.
 	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	failFast(opts)
 	client := redis.NewClient(opts)
 	if err := client.Ping(ctx).Err(); err != nil {
 		_ = client.Close()
@@ -99,11 +101,16 @@ func millis(ttl time.Duration) int64 {
 
 // Once implements Store.
 func (r *Redis) Once(ctx context.Context, key string, ttl time.Duration) (bool, error) {
-	ok, err := r.client.SetNX(ctx, r.keyKey(key), "", time.Duration(millis(ttl))*time.Millisecond).Result()
+	return r.OnceToken(ctx, key, onceToken(), ttl)
+}
+
+// OnceToken implements TokenOnce.
+func (r *Redis) OnceToken(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
+	n, err := onceScript.Run(ctx, r.client, []string{r.keyKey(key)}, token, millis(ttl)).Int()
 	if err != nil {
 		return false, fmt.Errorf("state: once %q: %w", key, err)
 	}
-	return ok, nil
+	return n == 1, nil
 }
 
 // lockScript takes the lease KEYS[1] for owner ARGV[1] for ARGV[2] ms when

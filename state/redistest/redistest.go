@@ -1,7 +1,10 @@
 // Package redistest starts a real redis-server for tests: on a free
-// loopback port, persisting nothing, and stopped by its pid when the test
-// ends. A machine without redis-server fails the test with the command
-// that installs it, so a missing peer is never mistaken for a pass.
+// loopback port, persisting nothing (or, from StartPersistent, everything,
+// to an append-only file of the test's), and stopped by its pid when the
+// test ends. Down and Up take it away and bring it back on the same port,
+// as an outage looks to its clients. A machine without redis-server fails
+// the test with the command that installs it, so a missing peer is never
+// mistaken for a pass.
 package redistest
 
 import (
@@ -22,6 +25,8 @@ import (
 type Server struct {
 	// Addr is the server's host:port on loopback.
 	Addr   string
+	dir    string // the append-only file's directory; "" persists nothing
+	mu     sync.Mutex
 	cmd    *exec.Cmd
 	exited chan struct{} // closed once the process has ended
 }
@@ -36,6 +41,20 @@ const startTimeout = 10 * time.Second
 // accepts connections.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return startIn(t, "")
+}
+
+// StartPersistent is Start with persistence: every write goes to an
+// append-only file, fsynced before the reply, in a directory of the test's,
+// so the server keeps its keys across Down and Up as a production Redis
+// with appendonly does.
+func StartPersistent(t testing.TB) *Server {
+	t.Helper()
+	return startIn(t, t.TempDir())
+}
+
+func startIn(t testing.TB, dir string) *Server {
+	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Fatalf("redis-server is not installed: run make redis (or apt-get install -y redis-server)")
@@ -48,7 +67,7 @@ func Start(t testing.TB) *Server {
 		if err != nil {
 			t.Fatalf("redistest: %v", err)
 		}
-		s, err := start(bin, port)
+		s, err := start(bin, port, dir)
 		if err == nil {
 			t.Cleanup(func() { s.stop() })
 			return s
@@ -59,32 +78,59 @@ func Start(t testing.TB) *Server {
 	return nil
 }
 
-// Restart stops the server and starts a new, empty one on the same port,
-// as a Redis restarted without persistence looks to its clients.
+// Restart stops the server and starts it again on the same port: empty,
+// as a Redis restarted without persistence looks to its clients, or with
+// its keys when it was started by StartPersistent.
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
 	s.stop()
+	s.Up(t)
+}
+
+// Down kills the server (SIGKILL, as a crash), and returns once it is gone;
+// its clients see refused connections until Up.
+func (s *Server) Down() {
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.mu.Unlock()
+	_ = cmd.Process.Kill()
+	<-exited
+}
+
+// Up starts the server again on its port (and append-only file) and
+// returns once it accepts connections.
+func (s *Server) Up(t testing.TB) {
+	t.Helper()
+	s.mu.Lock()
+	bin := s.cmd.Path
+	s.mu.Unlock()
 	_, port, _ := net.SplitHostPort(s.Addr)
 	n, _ := strconv.Atoi(port)
-	next, err := start(s.cmd.Path, n)
+	next, err := start(bin, n, s.dir)
 	if err != nil {
-		t.Fatalf("redistest: restart: %v", err)
+		t.Fatalf("redistest: start again: %v", err)
 	}
+	s.mu.Lock()
 	s.cmd, s.exited = next.cmd, next.exited
+	s.mu.Unlock()
 }
 
 // start runs one server and waits for "Ready to accept connections", the
-// line it logs once it listens.
-func start(bin string, port int) (*Server, error) {
-	cmd := exec.Command(bin,
-		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--loglevel", "notice")
+// line it logs once it listens. With dir it persists every write there.
+func start(bin string, port int, dir string) (*Server, error) {
+	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--loglevel", "notice"}
+	if dir != "" {
+		args = append(args, "--dir", dir, "--appendonly", "yes", "--appendfsync", "always")
+	} else {
+		args = append(args, "--appendonly", "no")
+	}
+	cmd := exec.Command(bin, args...)
 	w := &readyWriter{ready: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = w, w
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start redis-server: %w", err)
 	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd}
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, cmd: cmd}
 	s.exited = make(chan struct{})
 	var waitErr error
 	go func() { waitErr = cmd.Wait(); close(s.exited) }()
@@ -106,12 +152,15 @@ func start(bin string, port int) (*Server, error) {
 // stop ends the server by its pid and waits for it; stopping a stopped
 // server does nothing.
 func (s *Server) stop() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.mu.Unlock()
+	_ = cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-s.exited:
+	case <-exited:
 	case <-time.After(5 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
+		_ = cmd.Process.Kill()
+		<-exited
 	}
 }
 

@@ -1,10 +1,14 @@
 package redistest
 
 import (
+	"bufio"
 	"fmt"
+	"io"
+	"net"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fatalTB records a Fatalf and ends the goroutine as testing does.
@@ -46,5 +50,56 @@ func TestAServerAnswersAndComesBackEmptyAfterARestart(t *testing.T) {
 	}
 	if err := ping(s.Addr); err != nil {
 		t.Fatalf("after a restart: %v", err)
+	}
+}
+
+// send writes one inline command and returns the first line of the reply.
+func send(t *testing.T, addr, command string) string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, command+"\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	line, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasPrefix(line, "$") && line != "$-1\r\n" {
+		line, err = r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return strings.TrimSpace(line)
+}
+
+func TestAPersistentServerKeepsItsKeysAcrossACrash(t *testing.T) {
+	t.Parallel()
+	s := StartPersistent(t)
+	if got := send(t, s.Addr, "SET k v1"); got != "+OK" {
+		t.Fatalf("SET: %q", got)
+	}
+	s.Down()
+	if c, err := net.DialTimeout("tcp", s.Addr, time.Second); err == nil {
+		c.Close()
+		t.Fatal("the server still accepts connections after Down")
+	}
+	s.Up(t)
+	if got := send(t, s.Addr, "GET k"); got != "v1" {
+		t.Fatalf("GET after Down and Up: %q, want v1", got)
+	}
+	// Without persistence the same outage forgets everything.
+	e := Start(t)
+	send(t, e.Addr, "SET k v1")
+	e.Down()
+	e.Up(t)
+	if got := send(t, e.Addr, "GET k"); got != "$-1" {
+		t.Fatalf("GET on a server without persistence after Down and Up: %q, want nil", got)
 	}
 }

@@ -1,0 +1,134 @@
+package slack_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/slackbot/slackbot/llm/llmtest"
+	"github.com/slackbot/slackbot/slack"
+	"github.com/slackbot/slackbot/slack/bottest"
+	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/state"
+	"github.com/slackbot/slackbot/state/redistest"
+)
+
+// TestAStoreDownPastItsPatienceAnswersFirstDeliveriesAndDropsRedeliveries
+// runs the bot on a Redis that is down for longer than the bot waits for
+// it. A mention's first delivery is answered all the same (no other
+// replica can have it), with this process's own thread lock and cap; its
+// redelivery is dropped, since an earlier attempt may have been answered
+// elsewhere, unrecorded.
+func TestAStoreDownPastItsPatienceAnswersFirstDeliveriesAndDropsRedeliveries(t *testing.T) {
+	t.Parallel()
+	srv, err := slacktest.New(slacktest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	srv.AddChannel(channel, "general", true)
+	model := llmtest.NewServer(t)
+	model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
+	cfg := bottest.Config(srv, bottest.Agent())
+	core, logs := observer.New(zap.InfoLevel)
+	var mu sync.Mutex
+	logged := make(chan struct{}) // closed and replaced at every log line
+	log := zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel), zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		return zapcore.NewTee(c, core)
+	}), zap.Hooks(func(zapcore.Entry) error {
+		mu.Lock()
+		close(logged)
+		logged = make(chan struct{})
+		mu.Unlock()
+		return nil
+	})))
+	redis := redistest.Start(t)
+	store, err := state.DialRedis(context.Background(), redis.URL(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	bot, err := slack.New(slack.Options{Config: cfg, Runner: bottest.Runner(t, model, cfg, log), State: store, Log: log,
+		StorePatience: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- bot.Run(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		<-done
+	})
+	// wait re-checks cond at every change of the emulator and every log
+	// line, until it holds.
+	wait := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.After(time.Minute)
+		for {
+			mu.Lock()
+			next := logged
+			mu.Unlock()
+			changed := srv.Changed()
+			if cond() {
+				return
+			}
+			select {
+			case <-next:
+			case <-changed:
+			case <-deadline:
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	wait("the bot to connect", func() bool { return srv.Connections() == 1 })
+
+	redis.Down()
+	ts := srv.Mention(channel, asker, "anyone there?")
+	for _, e := range srv.Envelopes() {
+		var p struct {
+			Event struct{ Type string } `json:"event"`
+		}
+		if e.Type == "events_api" && json.Unmarshal(e.Payload, &p) == nil && p.Event.Type == "app_mention" {
+			if _, err := srv.Redeliver(e.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	said := func(msg string) bool { return logs.FilterMessage(msg).Len() > 0 }
+	wait("the answer and the dropped redelivery", func() bool {
+		return said("answered") &&
+			said("dedup store unavailable; a redelivered event is dropped rather than risk a second answer")
+	})
+	for _, msg := range []string{
+		"dedup store unavailable; answering a first delivery",
+		"thread lease unavailable; answering with this process's lock only",
+		"session slots unavailable; counting in this process only",
+	} {
+		if !said(msg) {
+			t.Errorf("not logged: %q", msg)
+		}
+	}
+	if n := len(model.Requests()); n != 1 {
+		t.Errorf("%d model calls for one question", n)
+	}
+	if n := len(botMessages(srv.Thread(channel, ts))); n != 1 {
+		t.Errorf("%d bot messages in the thread, want the one answer", n)
+	}
+	// Every event the bot gets meets the dead store (its own posts come
+	// back as message events too), but each kind of failure and each
+	// decision taken without the store is a warning once.
+	if n := logs.FilterMessage("state store failing; retrying").FilterField(zap.String("calls", "event dedup")).Len(); n != 1 {
+		t.Errorf("the failing dedup store was logged %d times, want once", n)
+	}
+	if n := logs.FilterMessage("dedup store unavailable; answering a first delivery").Len(); n != 1 {
+		t.Errorf("answering without dedup was logged %d times at info or above, want once", n)
+	}
+}
