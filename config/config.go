@@ -392,6 +392,10 @@ type State struct {
 	Backend  string `yaml:"backend"` // memory | sqlite | redis; "" = the state package's default
 	Path     string `yaml:"path"`    // sqlite file, relative to the config file
 	RedisURL Secret `yaml:"redis_url"`
+	// RedisPrefix starts every key the bot writes in Redis (default
+	// "slackbot:"): bots with different prefixes share a server without
+	// seeing one another's keys, replicas of one bot share a prefix.
+	RedisPrefix string `yaml:"redis_prefix"`
 }
 
 // Quotas bound what each person and each channel may spend on the bot a

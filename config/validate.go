@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // Valid values of the configuration's enumerations.
@@ -78,6 +79,9 @@ func (c *Config) validate(w *walker) {
 		} else if u, err := url.Parse(c.State.RedisURL.Reveal()); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
 			w.errorf("state.redis_url", "is not a redis:// or rediss:// URL with a host")
 		}
+	}
+	if i := strings.IndexFunc(c.State.RedisPrefix, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }); i >= 0 {
+		w.errorf("state.redis_prefix", "%q holds a space or control character; use letters, digits and punctuation, e.g. %q", c.State.RedisPrefix, "slackbot-staging:")
 	}
 	if !slices.Contains(LogLevels, c.Log.Level) {
 		w.errorf("log.level", "%q is not a log level; use one of: %s", c.Log.Level, oneOf(LogLevels))
