@@ -43,8 +43,15 @@ type world struct {
 // state store, as a second replica shares Redis; it stops at cleanup.
 func (w *world) replica() {
 	w.t.Helper()
+	w.replicaOn(w.store)
+}
+
+// replicaOn starts a second bot on the same emulator with its own store,
+// as a second replica has its own connection to a shared Redis.
+func (w *world) replicaOn(store state.Store) {
+	w.t.Helper()
 	n := w.srv.Connections()
-	bot, err := slack.New(slack.Options{Config: w.cfg, Runner: w.runner, State: w.store, Log: w.logger.Named("replica2")})
+	bot, err := slack.New(slack.Options{Config: w.cfg, Runner: w.runner, State: store, Log: w.logger.Named("replica2")})
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -69,6 +76,12 @@ const (
 // the bot is connected.
 func newWorld(t *testing.T, opts ...worldOption) *world {
 	t.Helper()
+	return newWorldOn(t, state.NewMemory(), opts...)
+}
+
+// newWorldOn is newWorld with the bot's state in store.
+func newWorldOn(t *testing.T, store state.Store, opts ...worldOption) *world {
+	t.Helper()
 	srv, err := slacktest.New(slacktest.Options{AckTimeout: 2 * time.Second, PingInterval: time.Second, DisconnectGrace: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +101,6 @@ func newWorld(t *testing.T, opts ...worldOption) *world {
 	for _, o := range opts {
 		o(cfg, runner)
 	}
-	store := state.NewMemory()
 	bot, err := slack.New(slack.Options{Config: cfg, Runner: runner, State: store, Log: log})
 	if err != nil {
 		t.Fatal(err)

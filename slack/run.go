@@ -31,7 +31,10 @@ type run struct {
 	stopper string // who pressed Stop ("" while nobody did)
 	// interrupted is set when the bot stops it at shutdown.
 	interrupted atomic.Bool
-	progress    *progress
+	// leased is set when the session holds its thread's lease: the slot
+	// in the store is then given back with the lease.
+	leased   bool
+	progress *progress
 }
 
 // start checks a request and runs its session on a goroutine of its own.
@@ -71,11 +74,11 @@ func (b *Bot) handle(req request) {
 			return
 		}
 	}
-	unlock := b.lockThread(ctx, r.req.channel, r.req.threadTS)
+	unlock, slotted := b.lockThread(ctx, r)
 	defer unlock()
 	r.progress = newProgress(b, r.req, r.id)
 	r.progress.begin(ctx)
-	release, ok := b.takeSlot(ctx, r)
+	release, ok := b.takeSlot(ctx, r, slotted)
 	if !ok {
 		r.progress.finish(ctx)
 		return
@@ -93,11 +96,17 @@ const slotPoll = 200 * time.Millisecond
 
 // takeSlot waits for one of max_concurrent_sessions — a slot in the state
 // store, renewed while the session runs so a replica that dies frees its
-// slots within leaseTTL — showing "queued" while it waits. It returns the
-// release, or false when the bot is stopping.
-func (b *Bot) takeSlot(ctx context.Context, r *run) (release func(), ok bool) {
+// slots within leaseTTL — showing "queued" while it waits; held means
+// lockThread already took it. It returns the release, or false when the
+// bot is stopping. The store's slot of a session holding a thread's lease
+// is given back with the lease, on one trip.
+func (b *Bot) takeSlot(ctx context.Context, r *run, held bool) (release func(), ok bool) {
 	limit := max(b.cfg.MaxConcurrentSessions, 1)
 	take := func() bool {
+		if held {
+			held = false
+			return true
+		}
 		ok, err := b.state.Acquire(ctx, sessionSlots, r.id, limit, leaseTTL)
 		if err != nil {
 			// A store that cannot count must not stop the bot: this
@@ -145,7 +154,9 @@ func (b *Bot) takeSlot(ctx context.Context, r *run) (release func(), ok bool) {
 		close(quit)
 		<-renewed
 		<-b.slots
-		_ = b.state.Release(context.WithoutCancel(ctx), sessionSlots, r.id)
+		if !r.leased {
+			_ = b.state.Release(context.WithoutCancel(ctx), sessionSlots, r.id)
+		}
 	}, true
 }
 
@@ -298,10 +309,13 @@ func (b *Bot) reject(ctx context.Context, req request) {
 
 // lockThread holds the thread for this session: a follow-up waits for the
 // session already answering in it. The lease in the state store keeps
-// other replicas out too.
-func (b *Bot) lockThread(ctx context.Context, channel, ts string) func() {
+// other replicas out too. The first try for the lease also tries for the
+// session's slot (one trip to the store); slotted reports whether it got
+// it. unlock gives back the lease and the slot.
+func (b *Bot) lockThread(ctx context.Context, r *run) (unlock func(), slotted bool) {
+	channel, ts := r.req.channel, r.req.threadTS
 	if ts == "" {
-		return func() {}
+		return func() {}, false
 	}
 	key := threadKey(channel, ts)
 	for {
@@ -317,10 +331,14 @@ func (b *Bot) lockThread(ctx context.Context, channel, ts string) func() {
 		select {
 		case <-busy:
 		case <-ctx.Done():
-			return func() {}
+			return func() {}, false
 		}
 	}
-	if ok, err := b.state.Lock(ctx, "lease:"+key, b.owner, leaseTTL); err == nil && !ok {
+	claim := state.Claim{Lease: "lease:" + key, Owner: b.owner, Slots: sessionSlots, Holder: r.id,
+		Limit: max(b.cfg.MaxConcurrentSessions, 1), TTL: leaseTTL}
+	r.leased = true
+	leased, slotted, err := state.ClaimBoth(ctx, b.state, claim)
+	if err == nil && !leased {
 		b.log.Info("another replica holds this thread; waiting", zap.String("thread", key))
 		t := time.NewTicker(time.Second)
 		for ctx.Err() == nil {
@@ -352,12 +370,12 @@ func (b *Bot) lockThread(ctx context.Context, channel, ts string) func() {
 	return func() {
 		close(quit)
 		<-renewed
-		_ = b.state.Unlock(context.WithoutCancel(ctx), "lease:"+key, b.owner)
+		_ = state.ReleaseBoth(context.WithoutCancel(ctx), b.state, claim)
 		b.mu.Lock()
 		close(b.threads[key])
 		delete(b.threads, key)
 		b.mu.Unlock()
-	}
+	}, slotted
 }
 
 // history is the thread so far as user and assistant turns, oldest first,
