@@ -210,7 +210,7 @@ func TestStopsWaitLongerThanTheBotsGracefulShutdown(t *testing.T) {
 	if got := u["KillMode"]; len(got) != 1 || got[0] != "mixed" {
 		t.Errorf("KillMode = %v; want mixed, so SIGTERM reaches the bot alone and it stops its MCP servers itself", got)
 	}
-	stopSec, err := time.ParseDuration(strings.Join(u["TimeoutStopSec"], ""))
+	stopTimeout, err := time.ParseDuration(strings.Join(u["TimeoutStopSec"], ""))
 	if err != nil {
 		t.Fatalf("TimeoutStopSec: %v", err)
 	}
@@ -220,8 +220,8 @@ func TestStopsWaitLongerThanTheBotsGracefulShutdown(t *testing.T) {
 	}
 	for _, s := range shipped[1:] {
 		need := load(t, s.file, false).Slack.ShutdownGrace.D() + stopRoom
-		if stopSec <= need {
-			t.Errorf("TimeoutStopSec=%s, but %s needs more than %s to stop", stopSec, s.file, need)
+		if stopTimeout <= need {
+			t.Errorf("TimeoutStopSec=%s, but %s needs more than %s to stop", stopTimeout, s.file, need)
 		}
 		if grace <= need {
 			t.Errorf("compose stop_grace_period %s, but %s needs more than %s to stop", grace, s.file, need)
