@@ -31,8 +31,8 @@ type run struct {
 	stopper string // who pressed Stop ("" while nobody did)
 	// interrupted is set when the bot stops it at shutdown.
 	interrupted atomic.Bool
-	// leased is set when the session holds its thread's lease: the slot
-	// in the store is then given back with the lease.
+	// leased is set once lockThread has claimed the thread in the store:
+	// its unlock then gives back the session's slot with the lease.
 	leased   bool
 	progress *progress
 }
