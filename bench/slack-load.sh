@@ -3,7 +3,9 @@
 # Socket Mode against the emulator (slack/slacktest) with the fake model
 # (llm/llmtest), all in one process — and the median of COUNT runs of each
 # figure. Targets: ≥ 500 sessions/s with a zero-latency model, ack p99
-# ≤ 5 ms, ≤ 64 KB heap per in-flight session.
+# ≤ 5 ms, ≤ 64 KB heap per in-flight session. BenchmarkReplicas runs the
+# sessions/s load against one bot and against two bots sharing a real
+# redis-server (make redis installs it), both on the Redis store.
 #
 #   bench/slack-load.sh            # 3 runs of each benchmark
 #   COUNT=5 bench/slack-load.sh
@@ -16,7 +18,7 @@ cd "$(dirname "$0")/.."
 COUNT=${COUNT:-3}
 GO=${GO:-go}
 
-out=$($GO test -run '^$' -bench '^(BenchmarkSlackSessions|BenchmarkAckLatency|BenchmarkInFlightMemory)$' \
+out=$($GO test -run '^$' -bench '^(BenchmarkSlackSessions|BenchmarkReplicas|BenchmarkAckLatency|BenchmarkInFlightMemory)$' \
 	-benchtime 1x -count "$COUNT" ./slack/)
 echo "$out" | grep '^Benchmark'
 echo

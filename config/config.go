@@ -405,6 +405,10 @@ type State struct {
 	// renewal: a running session renews both every third of it, so a
 	// replica that dies frees its threads and slots within LeaseTTL.
 	LeaseTTL Duration `yaml:"lease_ttl"`
+	// RedisPrefix starts every key the bot writes in Redis (default
+	// "slackbot:"): bots with different prefixes share a server without
+	// seeing one another's keys, replicas of one bot share a prefix.
+	RedisPrefix string `yaml:"redis_prefix"`
 }
 
 // Bounds and default of state.lease_ttl. Renewal every third of the TTL

@@ -33,6 +33,9 @@ const (
 	DefaultLogFormat = "json"
 )
 
+// DefaultRedisPrefix starts every key of the Redis state backend.
+const DefaultRedisPrefix = "slackbot:"
+
 // inherit copies each field of src into the field of the same name of the
 // struct dst points to, unless the file set that key. Presence, not the
 // zero value, decides: "max_turns: 0" is an error, not "use the default",
@@ -68,6 +71,9 @@ func (c *Config) applyDefaults(w *walker, dir string) {
 	c.State.Path = resolve(dir, c.State.Path)
 	if c.State.LeaseTTL == 0 {
 		c.State.LeaseTTL = Duration(DefaultLeaseTTL)
+	}
+	if c.State.RedisPrefix == "" {
+		c.State.RedisPrefix = DefaultRedisPrefix
 	}
 	c.Slack.applyDefaults(w.present)
 	if c.Quotas.Message == "" {

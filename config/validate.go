@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // Valid values of the configuration's enumerations.
@@ -95,6 +96,9 @@ func (c *Config) validate(w *walker) {
 	}
 	if r := c.Tracing.SampleRatio; r != nil && (*r < 0 || *r > 1) {
 		w.errorf("tracing.sample_ratio", "must be between 0 and 1 (the share of sessions traced; default 1), got %g", *r)
+	}
+	if i := strings.IndexFunc(c.State.RedisPrefix, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }); i >= 0 {
+		w.errorf("state.redis_prefix", "%q holds a space or control character; use letters, digits and punctuation, e.g. %q", c.State.RedisPrefix, "slackbot-staging:")
 	}
 	if !slices.Contains(LogLevels, c.Log.Level) {
 		w.errorf("log.level", "%q is not a log level; use one of: %s", c.Log.Level, oneOf(LogLevels))

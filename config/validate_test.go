@@ -358,6 +358,11 @@ func TestValidationErrors(t *testing.T) {
 			},
 		},
 		{
+			name:  "a redis prefix with a space is refused",
+			files: map[string]string{"slackbot.yaml": baseConfig + "state:\n  redis_prefix: \"bot one:\"\n"},
+			want:  []string{`slackbot.yaml:10: state.redis_prefix: "bot one:" holds a space or control character`},
+		},
+		{
 			name:  "log level and format must be known",
 			files: map[string]string{"slackbot.yaml": baseConfig + "log:\n  level: verbose\n  format: xml\n"},
 			want: []string{

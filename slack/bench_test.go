@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/slackbot/slackbot/slack/bottest"
 	"github.com/slackbot/slackbot/slack/slacktest"
 	"github.com/slackbot/slackbot/state"
+	"github.com/slackbot/slackbot/state/redistest"
 )
 
 // End-to-end load of the headend: the real bot over Socket Mode against the
@@ -71,6 +73,57 @@ func BenchmarkSlackSessions(b *testing.B) {
 	b.ReportMetric(float64(loadSessions*b.N)/elapsed.Seconds(), "sessions/s")
 	reportAcks(b, acks)
 	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkReplicas runs BenchmarkSlackSessions' load against one bot and
+// against two bots sharing one real redis-server, both through the one
+// emulator, which deals each envelope to one of its connections at random.
+// Both use the Redis store, so the replicas are the only difference; every
+// mention must be answered exactly once.
+func BenchmarkReplicas(b *testing.B) {
+	srv := redistest.Start(b)
+	var worlds atomic.Int64
+	for _, n := range []int{1, 2} {
+		b.Run(fmt.Sprintf("bots=%d", n), func(b *testing.B) {
+			prefix := fmt.Sprintf("bench%d:", worlds.Add(1)) // event ids start again with each emulator
+			stores := make([]state.Store, n)
+			for i := range stores {
+				s, err := state.DialRedis(context.Background(), srv.URL(), prefix)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { _ = s.Close() })
+				stores[i] = s
+			}
+			w := newLoadWorldOn(b, stores...)
+			w.warmUp(b)
+			base := w.answered.Load()
+			cpu0 := cpuTime()
+			b.ResetTimer()
+			for range b.N {
+				w.mentionClosedLoop(b, loadSessions)
+			}
+			elapsed := b.Elapsed()
+			b.StopTimer()
+			// CPU per session moves less than sessions/s when other work
+			// shares the machine: it shows what a second replica costs.
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(loadSessions*b.N), "cpu-µs/session")
+			w.check(b)
+			if got, want := w.answered.Load()-base, int64(loadSessions*b.N); got != want {
+				b.Errorf("%d answers for %d mentions", got, want)
+			}
+			b.ReportMetric(float64(loadSessions*b.N)/elapsed.Seconds(), "sessions/s")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// cpuTime is the CPU time this process has used, user and system: the
+// bots, the emulator and the fake model, not redis-server.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkAckLatency measures the time from a mention to its envelope's
@@ -163,8 +216,9 @@ func BenchmarkInFlightMemory(b *testing.B) {
 type loadWorld struct {
 	srv      *slacktest.Server
 	model    *llmtest.Server
-	stop     context.CancelFunc
-	done     chan error
+	stop     context.CancelFunc // stops every bot
+	done     chan error         // one value per bot when it stops
+	bots     int
 	answered atomic.Int64 // "answered" log lines: the answer has been posted
 	tick     chan struct{}
 	slots    chan struct{} // the closed loop's window, released per answer (none taken outside it)
@@ -177,6 +231,13 @@ type loadWorld struct {
 
 func newLoadWorld(b *testing.B) *loadWorld {
 	b.Helper()
+	return newLoadWorldOn(b, state.NewMemory())
+}
+
+// newLoadWorldOn starts one bot per store, replicas on the one emulator,
+// each with a runner of its own, and waits until all are connected.
+func newLoadWorldOn(b *testing.B, stores ...state.Store) *loadWorld {
+	b.Helper()
 	srv, err := slacktest.New(slacktest.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -185,8 +246,8 @@ func newLoadWorld(b *testing.B) *loadWorld {
 	for i := range benchChannels {
 		srv.AddChannel(benchChannel(i), fmt.Sprintf("load-%03d", i), true)
 	}
-	w := &loadWorld{srv: srv, model: llmtest.NewServer(b), done: make(chan error, 1), tick: make(chan struct{}, 1),
-		slots: make(chan struct{}, loadWindow)}
+	w := &loadWorld{srv: srv, model: llmtest.NewServer(b), done: make(chan error, len(stores)), bots: len(stores),
+		tick: make(chan struct{}, 1), slots: make(chan struct{}, loadWindow)}
 	report, _ := json.Marshal(map[string]any{"status": "success", "report_format": "slack-block-kit", "report_content": "The *fast path* is now the default."})
 	w.model.Respond(func(*llmtest.Recorded) llmtest.Reply {
 		return llmtest.Reply{Delay: time.Duration(w.delay.Load()),
@@ -196,16 +257,17 @@ func newLoadWorld(b *testing.B) *loadWorld {
 	cfg.Slack.SlashCommand, cfg.Slack.ProgressInterval = "", config.Duration(time.Minute)
 	cfg.Slack.MaxConcurrentSessions, cfg.Slack.ShutdownGrace = 2*memSessions, config.Duration(10*time.Second)
 	log := zap.New(&answerCounter{w: w})
-	runner := bottest.Runner(b, w.model, cfg, log)
-	bot, err := slack.New(slack.Options{Config: cfg, Runner: runner, State: state.NewMemory(), Log: log})
-	if err != nil {
-		b.Fatal(err)
-	}
 	ctx, stop := context.WithCancel(context.Background())
 	w.stop = stop
-	go func() { w.done <- bot.Run(ctx) }()
 	b.Cleanup(func() { w.close(b) })
-	w.waitFor(b, "the bot to connect", func() bool { return srv.Connections() > 0 })
+	for _, st := range stores {
+		bot, err := slack.New(slack.Options{Config: cfg, Runner: bottest.Runner(b, w.model, cfg, log), State: st, Log: log})
+		if err != nil {
+			b.Fatal(err)
+		}
+		go func() { w.done <- bot.Run(ctx) }()
+	}
+	w.waitFor(b, "the bots to connect", func() bool { return srv.Connections() >= len(stores) })
 	return w
 }
 
@@ -216,10 +278,13 @@ func (w *loadWorld) close(b *testing.B) {
 	}
 	w.stop()
 	w.stop = nil
-	select {
-	case <-w.done:
-	case <-time.After(30 * time.Second):
-		b.Error("the bot did not stop within 30 s")
+	timeout := time.After(30 * time.Second)
+	for range w.bots {
+		select {
+		case <-w.done:
+		case <-timeout:
+			b.Error("a bot did not stop within 30 s")
+		}
 	}
 	_ = w.srv.Close()
 }

@@ -54,8 +54,15 @@ func (w *world) feedbackCalls() []string {
 // state store, as a second replica shares Redis; it stops at cleanup.
 func (w *world) replica() {
 	w.t.Helper()
+	w.replicaOn(w.store)
+}
+
+// replicaOn starts a second bot on the same emulator with its own store,
+// as a second replica has its own connection to a shared Redis.
+func (w *world) replicaOn(store state.Store) {
+	w.t.Helper()
 	n := w.srv.Connections()
-	bot, err := slack.New(slack.Options{Config: w.cfg, Runner: w.runner, State: w.store, Log: w.logger.Named("replica2")})
+	bot, err := slack.New(slack.Options{Config: w.cfg, Runner: w.runner, State: store, Log: w.logger.Named("replica2")})
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -80,12 +87,25 @@ const (
 // the bot is connected.
 func newWorld(t *testing.T, opts ...worldOption) *world {
 	t.Helper()
-	return newWorldWith(t, nil, opts...)
+	return newWorldAt(t, state.NewMemory(), nil, opts...)
 }
 
 // newWorldWith is newWorld with bot, when set, changing the bot's options
 // before it is built.
 func newWorldWith(t *testing.T, bot func(*slack.Options), opts ...worldOption) *world {
+	t.Helper()
+	return newWorldAt(t, state.NewMemory(), bot, opts...)
+}
+
+// newWorldOn is newWorld with the bot's state in store.
+func newWorldOn(t *testing.T, store state.Store, opts ...worldOption) *world {
+	t.Helper()
+	return newWorldAt(t, store, nil, opts...)
+}
+
+// newWorldAt is newWorld with the bot's state in store and bot, when set,
+// changing the bot's options before it is built.
+func newWorldAt(t *testing.T, store state.Store, bot func(*slack.Options), opts ...worldOption) *world {
 	t.Helper()
 	srv, err := slacktest.New(slacktest.Options{AckTimeout: 2 * time.Second, PingInterval: time.Second, DisconnectGrace: 200 * time.Millisecond})
 	if err != nil {
@@ -106,7 +126,6 @@ func newWorldWith(t *testing.T, bot func(*slack.Options), opts ...worldOption) *
 	for _, o := range opts {
 		o(cfg, runner)
 	}
-	store := state.NewMemory()
 	w := &world{t: t, srv: srv, model: model, cfg: cfg, done: make(chan error, 1), ctx: context.Background(), logger: log, logs: logs, store: store, runner: runner}
 	bo := slack.Options{Config: cfg, Runner: runner, State: store, Log: log, OnFeedback: func(v string) {
 		w.mu.Lock()

@@ -33,7 +33,10 @@ type run struct {
 	received time.Time
 	// interrupted is set when the bot stops it at shutdown.
 	interrupted atomic.Bool
-	progress    *progress
+	// leased is set once lockThread has claimed the thread in the store:
+	// its unlock then gives back the session's slot with the lease.
+	leased   bool
+	progress *progress
 }
 
 // start checks a request and runs its session on a goroutine of its own.
@@ -74,7 +77,7 @@ func (b *Bot) handle(req request) {
 			return
 		}
 	}
-	unlock := b.lockThread(ctx, r.req.channel, r.req.threadTS)
+	unlock, slotted := b.lockThread(ctx, r)
 	defer unlock()
 	// The session can be stopped from the moment its progress message
 	// shows the Stop button, while it still waits for a slot too.
@@ -91,7 +94,7 @@ func (b *Bot) handle(req request) {
 	}()
 	r.progress = newProgress(b, r.req, r.id)
 	r.progress.begin(ctx)
-	release, ok := b.takeSlot(sctx, r)
+	release, ok := b.takeSlot(sctx, r, slotted)
 	if !ok {
 		if stopper := r.stoppedBy(); stopper != "" && ctx.Err() == nil {
 			log.Info("stopped while queued", zap.String("session", r.id), zap.String("by", stopper))
@@ -121,16 +124,18 @@ const slotPoll = 200 * time.Millisecond
 
 // takeSlot waits for one of max_concurrent_sessions — a slot in the state
 // store, renewed while the session runs so a replica that dies frees its
-// slots within state.lease_ttl — showing "queued" while it waits. It
-// returns the release, or false when the bot is stopping.
-func (b *Bot) takeSlot(ctx context.Context, r *run) (release func(), ok bool) {
+// slots within state.lease_ttl — showing "queued" while it waits; held
+// means lockThread already took it. It returns the release, or false when
+// the bot is stopping. The store's slot of a session holding a thread's
+// lease is given back with the lease, on one trip.
+func (b *Bot) takeSlot(ctx context.Context, r *run, held bool) (release func(), ok bool) {
 	limit := max(b.cfg.MaxConcurrentSessions, 1)
 	began := time.Now()
 	unqueue := func() {}
 	defer func() { unqueue() }()
 	queued := false
 	var failing time.Time // since when the store has been failing
-	for {
+	for !held {
 		ok, err := b.state.Acquire(ctx, sessionSlots, r.id, limit, b.leaseTTL)
 		b.storeResult(storeSlots, err)
 		if err == nil {
@@ -188,7 +193,9 @@ func (b *Bot) takeSlot(ctx context.Context, r *run) (release func(), ok bool) {
 		close(quit)
 		<-renewed
 		<-b.slots
-		b.storeResult(storeSlots, b.state.Release(context.WithoutCancel(ctx), sessionSlots, r.id))
+		if !r.leased {
+			b.storeResult(storeSlots, b.state.Release(context.WithoutCancel(ctx), sessionSlots, r.id))
+		}
 	}, true
 }
 
@@ -333,12 +340,15 @@ func (b *Bot) reject(ctx context.Context, req request) {
 
 // lockThread holds the thread for this session: a follow-up waits for the
 // session already answering in it. The lease in the state store keeps
-// other replicas out too. A store that does not answer within the store
-// patience leaves only this process's lock; a lease found taken by another
-// owner while renewing is logged, and the session goes on.
-func (b *Bot) lockThread(ctx context.Context, channel, ts string) func() {
+// other replicas out too; its first try also takes the session's slot (one
+// trip to the store), and slotted reports whether it got it. A store that
+// does not answer within the store patience leaves only this process's
+// lock; a lease found taken by another owner while renewing is logged, and
+// the session goes on. unlock gives back the lease and the slot.
+func (b *Bot) lockThread(ctx context.Context, r *run) (unlock func(), slotted bool) {
+	channel, ts := r.req.channel, r.req.threadTS
 	if ts == "" {
-		return func() {}
+		return func() {}, false
 	}
 	key := threadKey(channel, ts)
 	for {
@@ -354,13 +364,22 @@ func (b *Bot) lockThread(ctx context.Context, channel, ts string) func() {
 		select {
 		case <-busy:
 		case <-ctx.Done():
-			return func() {}
+			return func() {}, false
 		}
 	}
 	lease := "lease:" + key
+	claim := state.Claim{Lease: lease, Owner: b.owner, Slots: sessionSlots, Holder: r.id,
+		Limit: max(b.cfg.MaxConcurrentSessions, 1), TTL: b.leaseTTL}
+	r.leased = true
 	var ok bool
+	first := true
 	take := func(ctx context.Context) error {
 		var err error
+		if first {
+			ok, slotted, err = state.ClaimBoth(ctx, b.state, claim)
+			first = err != nil
+			return err
+		}
 		ok, err = b.state.Lock(ctx, lease, b.owner, b.leaseTTL)
 		return err
 	}
@@ -418,12 +437,12 @@ func (b *Bot) lockThread(ctx context.Context, channel, ts string) func() {
 	return func() {
 		close(quit)
 		<-renewed
-		b.storeResult(storeLease, b.state.Unlock(context.WithoutCancel(ctx), lease, b.owner))
+		b.storeResult(storeLease, state.ReleaseBoth(context.WithoutCancel(ctx), b.state, claim))
 		b.mu.Lock()
 		close(b.threads[key])
 		delete(b.threads, key)
 		b.mu.Unlock()
-	}
+	}, slotted
 }
 
 // history is the thread so far as user and assistant turns, oldest first,

@@ -28,21 +28,21 @@ type Redis struct {
 	prefix string
 }
 
-// DefaultRedisPrefix starts every key the bot writes, so the bot can share
-// a Redis server with other applications.
-const DefaultRedisPrefix = "slackbot:"
+// DefaultRedisPrefix starts every key the bot writes when no prefix is
+// configured, so the bot can share a Redis server with other applications.
+const DefaultRedisPrefix = config.DefaultRedisPrefix
 
 // redisDialTimeout bounds the first PING of openRedis, so a bot pointed at
 // an unreachable server stops at startup instead of hanging.
 const redisDialTimeout = 5 * time.Second
 
 // openRedis opens the store that config.State describes with backend
-// "redis", with the default prefix.
+// "redis": at redis_url, every key under redis_prefix.
 func openRedis(cfg config.State) (*Redis, error) {
 	redis.SetLogger(quietRedis{})
 	ctx, cancel := context.WithTimeout(context.Background(), redisDialTimeout)
 	defer cancel()
-	return DialRedis(ctx, cfg.RedisURL.Reveal(), DefaultRedisPrefix)
+	return DialRedis(ctx, cfg.RedisURL.Reveal(), cfg.RedisPrefix)
 }
 
 // DialRedis connects to the Redis server at rawURL (redis:// or rediss://,

@@ -31,8 +31,9 @@ func TestRedisConforms(t *testing.T) {
 // local redis-server.
 func BenchmarkRedisSession(b *testing.B) {
 	srv := redistest.Start(b)
+	var n atomic.Int64
 	statetest.Bench(b, func(b *testing.B) state.Store {
-		s, err := state.DialRedis(context.Background(), srv.URL(), "bench:")
+		s, err := state.DialRedis(context.Background(), srv.URL(), fmt.Sprintf("bench%d:", n.Add(1)))
 		if err != nil {
 			b.Fatal(err)
 		}

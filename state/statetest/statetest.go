@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) state.Store) {
 		{"lease", leaseTests},
 		{"mark", markTests},
 		{"slots", slotTests},
+		{"claims", claimTests},
 		{"counters", counterTests},
 		{"sessions", sessionTests},
 		{"health", healthTests},

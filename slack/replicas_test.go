@@ -1,0 +1,109 @@
+package slack_test
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/slackbot/slackbot/agent"
+	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/llm/llmtest"
+	"github.com/slackbot/slackbot/state"
+	"github.com/slackbot/slackbot/state/redistest"
+)
+
+// dialRedis opens a store on srv under prefix, closed when t ends: each
+// replica has a connection of its own.
+func dialRedis(t *testing.T, srv *redistest.Server, prefix string) state.Store {
+	t.Helper()
+	s, err := state.DialRedis(context.Background(), srv.URL(), prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// mentionConn is the emulator connection the mention ts was dealt to, once
+// it was.
+func (w *world) mentionConn(ts string) int {
+	w.t.Helper()
+	conn := 0
+	w.waitFor("the mention "+ts+" to be delivered", func() bool {
+		for _, e := range w.srv.Envelopes() {
+			var p struct {
+				Event struct {
+					Type, TS string
+				} `json:"event"`
+			}
+			if e.Conn != 0 && json.Unmarshal(e.Payload, &p) == nil && p.Event.Type == "app_mention" && p.Event.TS == ts {
+				conn = e.Conn
+				return true
+			}
+		}
+		return false
+	})
+	return conn
+}
+
+func TestTwoReplicasOnRedisQueueBehindOneAnothersSessionAndAnswerEachMentionOnce(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	w := newWorldOn(t, dialRedis(t, srv, "replicas:"), func(c *config.Config, _ *agent.Runner) { c.Slack.MaxConcurrentSessions = 1 })
+	w.replicaOn(dialRedis(t, srv, "replicas:"))
+	gate := make(chan struct{})
+	var opened sync.Once
+	open := func() { opened.Do(func() { close(gate) }) }
+	t.Cleanup(open) // before the bots stop, so a failed test cannot leave a session waiting
+	var inFlight, peak atomic.Int64
+	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		n := inFlight.Add(1)
+		for old := peak.Load(); n > old && !peak.CompareAndSwap(old, n); old = peak.Load() {
+		}
+		<-gate
+		inFlight.Add(-1)
+		return textReport("Answer to " + lastUserText(r))
+	})
+	first := w.srv.Mention(channel, asker, "question 0")
+	w.model.Wait(1) // the first session holds the only slot, and waits
+	firstConn := w.mentionConn(first)
+
+	// Mentions until one goes to the other replica: it must queue behind
+	// the first replica's session, whose slot is in Redis.
+	threads := []string{first}
+	for i := 1; ; i++ {
+		if i > 40 {
+			t.Fatalf("%d mentions all went to connection %d", i-1, firstConn)
+		}
+		ts := w.srv.Mention(channel, asker, "question "+strconv.Itoa(i))
+		threads = append(threads, ts)
+		if w.mentionConn(ts) != firstConn {
+			w.waitFor("the other replica's session to queue", func() bool {
+				for _, m := range w.srv.Thread(channel, ts) {
+					if m.BotID != "" && strings.Contains(messageText(m), "Queued") {
+						return true
+					}
+				}
+				return false
+			})
+			break
+		}
+	}
+	open()
+	for i, ts := range threads {
+		thread := w.answered(channel, ts, "Answer to question "+strconv.Itoa(i))
+		if n := len(botMessages(thread)); n != 1 {
+			t.Errorf("thread %d holds %d bot messages, want the answer alone", i, n)
+		}
+	}
+	if peak.Load() != 1 {
+		t.Errorf("%d sessions ran at once across two replicas with a cap of 1", peak.Load())
+	}
+	if n := len(w.model.Requests()); n != len(threads) {
+		t.Errorf("%d model calls for %d mentions: one was answered twice or not at all", n, len(threads))
+	}
+}
