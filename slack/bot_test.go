@@ -553,7 +553,12 @@ func TestEditsDeletionsAndUnknownEnvelopesAreAckedAndIgnored(t *testing.T) {
 
 func TestALongThreadGivesTheModelItsNewestMessages(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, func(c *config.Config, _ *agent.Runner) { c.Slack.History.MaxMessages = 5 })
+	// The chatter is not a follow-up to answer: only the closing mention is.
+	off := false
+	w := newWorld(t, func(c *config.Config, _ *agent.Runner) {
+		c.Slack.History.MaxMessages = 5
+		c.Slack.ThreadFollowups = &off
+	})
 	w.model.Push(textReport("First."), textReport("Caught up."))
 	ts := w.srv.Mention(channel, asker, "start")
 	w.answered(channel, ts, "First")
