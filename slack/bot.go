@@ -64,6 +64,9 @@ type Bot struct {
 	api    *slackapi.Client
 	owner  string // this process's name in thread leases
 
+	limiter *limiter // every Web API call waits here for its rate budget
+	pace    *pacer   // how often progress messages may be refreshed
+
 	botUserID, botID, teamID string
 
 	slots    chan struct{} // max_concurrent_sessions
@@ -106,8 +109,16 @@ func New(o Options) (*Bot, error) {
 	if _, err := b.defaultAgent(); err != nil {
 		return nil, err
 	}
+	limits := cfg.RateLimits
+	if limits == nil { // a configuration built in code, without Load's defaults
+		limits = config.DefaultSlackRateLimits
+	}
+	hc := httpClient()
+	b.limiter = newLimiter(hc.Transport, st, limits, realClock{}, log)
+	hc.Transport = b.limiter
+	b.pace = &pacer{base: cfg.ProgressInterval.D(), rate: func() float64 { return b.limiter.rate("chat.update") }}
 	b.api = slackapi.New(cfg.BotToken.Reveal(), slackapi.OptionAPIURL(cfg.APIURL),
-		slackapi.OptionAppLevelToken(cfg.AppToken.Reveal()), slackapi.OptionHTTPClient(httpClient()))
+		slackapi.OptionAppLevelToken(cfg.AppToken.Reveal()), slackapi.OptionHTTPClient(hc))
 	return b, nil
 }
 
@@ -121,6 +132,7 @@ func (b *Bot) Run(ctx context.Context) error {
 		return fmt.Errorf("slack auth.test: %w", slackError(err))
 	}
 	b.botUserID, b.botID, b.teamID = auth.UserID, auth.BotID, auth.TeamID
+	b.limiter.setWorkspace(auth.TeamID)
 	b.log.Info("slack connected as", zap.String("bot_user", auth.UserID), zap.String("team", auth.Team))
 
 	b.work, b.stopWork = context.WithCancel(context.WithoutCancel(ctx))
@@ -220,4 +232,14 @@ func httpClient() *http.Client {
 	t = t.Clone()
 	t.MaxIdleConnsPerHost = 256
 	return &http.Client{Transport: t, Timeout: slackCallTimeout}
+}
+
+// RateStats reports how the bot spends its Slack rate budgets: calls, 429s
+// and queue waits per Web API method, each budget's use, and the pace of
+// progress refreshes.
+func (b *Bot) RateStats() RateStats {
+	b.pace.mu.Lock()
+	live := b.pace.live
+	b.pace.mu.Unlock()
+	return RateStats{Methods: b.limiter.stats(), LiveProgress: live, ProgressInterval: b.pace.interval()}
 }
