@@ -373,7 +373,7 @@ var DefaultSlackRateLimits = map[string]RateLimit{
 	"chat.postEphemeral":          {PerMinute: 100, Burst: 16}, // tier 4
 	"chat.appendStream":           {PerMinute: 100, Burst: 16}, // tier 4
 	"reactions.add":               {PerMinute: 50, Burst: 8},   // tier 3
-	"reactions.remove":            {PerMinute: 20, Burst: 4},   // tier 2
+	"reactions.remove":            {PerMinute: 20, Burst: 3},   // tier 2
 	"conversations.replies":       {PerMinute: 50, Burst: 8},   // tier 3
 	"conversations.info":          {PerMinute: 50, Burst: 8},   // tier 3
 	"conversations.open":          {PerMinute: 50, Burst: 8},   // tier 3
