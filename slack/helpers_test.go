@@ -37,6 +37,7 @@ type world struct {
 	stopOnce sync.Once
 	store    state.Store   // the first bot's; a second replica may share it
 	runner   *agent.Runner // the first bot's runner
+	bots     []*slack.Bot  // the first bot, then the replicas
 }
 
 // replica starts a second bot on the same emulator, sharing the first's
@@ -48,6 +49,7 @@ func (w *world) replica() {
 	if err != nil {
 		w.t.Fatal(err)
 	}
+	w.bots = append(w.bots, bot)
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- bot.Run(ctx) }()
@@ -69,7 +71,15 @@ const (
 // the bot is connected.
 func newWorld(t *testing.T, opts ...worldOption) *world {
 	t.Helper()
-	srv, err := slacktest.New(slacktest.Options{AckTimeout: 2 * time.Second, PingInterval: time.Second, DisconnectGrace: 200 * time.Millisecond})
+	return newWorldOn(t, nil, state.NewMemory(), opts...)
+}
+
+// newWorldOn is newWorld with the emulator enforcing limits (nil: none)
+// and the bot keeping its state in store.
+func newWorldOn(t *testing.T, limits map[string]slacktest.Limit, store state.Store, opts ...worldOption) *world {
+	t.Helper()
+	srv, err := slacktest.New(slacktest.Options{AckTimeout: 2 * time.Second, PingInterval: time.Second, DisconnectGrace: 200 * time.Millisecond,
+		RateLimits: limits})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,13 +98,12 @@ func newWorld(t *testing.T, opts ...worldOption) *world {
 	for _, o := range opts {
 		o(cfg, runner)
 	}
-	store := state.NewMemory()
 	bot, err := slack.New(slack.Options{Config: cfg, Runner: runner, State: store, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	w := &world{t: t, srv: srv, model: model, cfg: cfg, stop: stop, done: make(chan error, 1), ctx: context.Background(), logger: log, logs: logs, store: store, runner: runner}
+	w := &world{t: t, srv: srv, model: model, cfg: cfg, stop: stop, done: make(chan error, 1), ctx: context.Background(), logger: log, logs: logs, store: store, runner: runner, bots: []*slack.Bot{bot}}
 	go func() { w.done <- bot.Run(ctx) }()
 	t.Cleanup(w.shutdown)
 	w.waitFor("the bot to connect", func() bool { return srv.Connections() > 0 })
