@@ -196,10 +196,13 @@ func (s *Slack) applyDefaults(present map[string]bool) {
 		limits[m] = l
 	}
 	for m, l := range s.RateLimits {
+		limits[m] = l
+	}
+	for m, l := range limits {
 		if l.Per == "" {
 			l.Per = PerWorkspace
+			limits[m] = l
 		}
-		limits[m] = l
 	}
 	s.RateLimits = limits
 	if s.History.MaxMessages == 0 {

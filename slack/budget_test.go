@@ -61,14 +61,18 @@ const bottestAgent = "assistant"
 
 var questionRe = regexp.MustCompile(`question (\d+)`)
 
-// slowSessions asks budgetSessions questions at once, one per channel, each
-// answered after sessionTurns steps of turnTime, and returns when each
-// session's final report left the model, by question.
+// slowSessions asks budgetSessions questions at once, one per channel. Each
+// session takes sessionTurns progress steps of turnTime, then every
+// session's final report leaves the model at the same moment, so thirty
+// answers meet a chat.update budget progress has been spending. It
+// returns the threads and when each session's report left the model.
 func slowSessions(t *testing.T, w *world) (threads map[int]string, ended func() map[int]time.Time) {
 	t.Helper()
 	var mu sync.Mutex
 	end := map[int]time.Time{}
 	turns := map[int]int{}
+	finals := 0
+	release := make(chan struct{})
 	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
 		var n int
 		if m := questionRe.FindStringSubmatch(lastUserText(r)); m != nil {
@@ -76,12 +80,21 @@ func slowSessions(t *testing.T, w *world) (threads map[int]string, ended func() 
 		}
 		time.Sleep(turnTime)
 		mu.Lock()
-		defer mu.Unlock()
 		turns[n]++
-		if turns[n] <= sessionTurns {
-			return call(agent.TaskStatusTool, fmt.Sprintf(`{"status":"in-progress","done":"","pending":"more","now":"step %d","ready_for_final_report":false,"need_to_run_more_tools":true}`, turns[n]))
+		turn := turns[n]
+		if turn > sessionTurns {
+			if finals++; finals == budgetSessions {
+				close(release)
+			}
 		}
+		mu.Unlock()
+		if turn <= sessionTurns {
+			return call(agent.TaskStatusTool, fmt.Sprintf(`{"status":"in-progress","done":"","pending":"more","now":"step %d","ready_for_final_report":false,"need_to_run_more_tools":true}`, turn))
+		}
+		<-release
+		mu.Lock()
 		end[n] = time.Now()
+		mu.Unlock()
 		return textReport(fmt.Sprintf("Answer to question %d.", n))
 	})
 	threads = map[int]string{}
