@@ -246,8 +246,12 @@ func TestEveryRefreshingSessionGetsItsTurn(t *testing.T) {
 			}
 		})
 	}
-	eventually(t, "every session to queue", func() bool { return waiting(l, "chat.update") == sessions })
-	order := grants(t, clk, got, sessions*rounds)
+	var order []string
+	for range sessions * rounds {
+		// Every session is waiting again before the next token comes.
+		eventually(t, "every session to queue", func() bool { return waiting(l, "chat.update") == sessions })
+		order = append(order, grants(t, clk, got, 1)...)
+	}
 	cancel()
 	clk.advance(time.Hour)
 	wg.Wait()

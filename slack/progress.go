@@ -20,7 +20,9 @@ import (
 
 // progress is a session's progress message: posted when the session is
 // taken on, refreshed from the session's events at most every
-// slack.progress_interval, and finally replaced by the answer. Events only
+// slack.progress_interval (less often when many sessions share the
+// budget), and finally replaced by the answer, or deleted once the answer
+// is posted below it. Events only
 // mark it dirty (no I/O on the session's goroutines); one updater goroutine
 // talks to Slack, and it is stopped, and waited for, before the answer is
 // posted, so no refresh can land after the answer.
