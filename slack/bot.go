@@ -141,6 +141,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	connCtx, disconnect := context.WithCancel(ctx)
 	defer disconnect()
 	var loops sync.WaitGroup
+	loops.Go(func() { b.pace.count(connCtx, b.state, b.teamID, b.log) })
 	loops.Add(2)
 	go func() {
 		defer loops.Done()

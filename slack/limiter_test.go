@@ -339,3 +339,32 @@ func TestProgressRefreshesStretchToFitTheBudgetAndSaySo(t *testing.T) {
 		t.Errorf("the progress message does not say it is slowed:\n%s", text)
 	}
 }
+
+func TestReplicasSharingAStorePaceTheirProgressByTheirSum(t *testing.T) {
+	t.Parallel()
+	store := state.NewMemory()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tier3 := func() float64 { return 50.0 / 60 }
+	a := &pacer{base: 2 * time.Second, rate: tier3}
+	b := &pacer{base: 2 * time.Second, rate: tier3}
+	for range 10 {
+		a.join()
+	}
+	for range 20 {
+		b.join()
+	}
+	var wg sync.WaitGroup
+	for _, p := range []*pacer{a, b} {
+		wg.Go(func() { p.count(ctx, store, "T1", zap.NewNop()) })
+	}
+	want := stretch(2*time.Second, 30, tier3())
+	eventually(t, "both replicas to pace 30 progress messages", func() bool {
+		return a.interval() == want && b.interval() == want
+	})
+	cancel()
+	wg.Wait()
+	if alone := stretch(2*time.Second, 10, tier3()); alone >= want {
+		t.Fatalf("the test proves nothing: 10 alone pace at %v, 30 at %v", alone, want)
+	}
+}

@@ -1,9 +1,15 @@
 package slack
 
 import (
+	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/slackbot/slackbot/state"
 )
 
 // progressShare is the share of chat.update's budget that progress
@@ -16,12 +22,58 @@ const progressShare = 0.6
 // refreshed at most every n / (progressShare × r), and never more often
 // than slack.progress_interval. The limiter's queue is first come, first
 // served within a priority, so at that pace every session gets its turn.
+// n counts the progress messages of every replica sharing the state store
+// (see count), or this replica's alone when that is more.
 type pacer struct {
 	base time.Duration
 	rate func() float64 // chat.update's budget now, calls a second; 0 when unlimited
 
-	mu   sync.Mutex
-	live int
+	mu    sync.Mutex
+	live  int // this replica's progress messages
+	fleet int // every replica's, as last counted
+}
+
+// fleetBeat is how often the replicas count their progress messages
+// together.
+const fleetBeat = time.Second
+
+// count keeps fleet up to date until ctx ends. Once a beat, each replica
+// adds its own count to that beat's counter in the store and reads the
+// previous beat's total, to which every replica added once.
+func (p *pacer) count(ctx context.Context, st state.Store, team string, log *zap.Logger) {
+	t := time.NewTicker(fleetBeat / 4)
+	defer t.Stop()
+	last := int64(-1)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		beat := time.Now().UnixNano() / int64(fleetBeat)
+		if beat == last {
+			continue
+		}
+		last = beat
+		p.mu.Lock()
+		live := p.live
+		p.mu.Unlock()
+		key := "progress-live:" + team + ":"
+		_, err := st.Add(ctx, key+strconv.FormatInt(beat, 10), float64(live), 3*fleetBeat)
+		var total float64
+		if err == nil {
+			total, err = st.Get(ctx, key+strconv.FormatInt(beat-1, 10))
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Debug("progress messages not counted across replicas", zap.Error(err))
+			}
+			continue
+		}
+		p.mu.Lock()
+		p.fleet = int(total)
+		p.mu.Unlock()
+	}
 }
 
 func (p *pacer) join() {
@@ -40,7 +92,7 @@ func (p *pacer) leave() {
 // message at the current load.
 func (p *pacer) interval() time.Duration {
 	p.mu.Lock()
-	live := p.live
+	live := max(p.live, p.fleet)
 	p.mu.Unlock()
 	return stretch(p.base, live, p.rate())
 }

@@ -10,7 +10,8 @@ type RateStats struct {
 	Methods map[string]MethodStats
 	// LiveProgress is how many progress messages this replica keeps
 	// fresh, and ProgressInterval the least time between two refreshes of
-	// each at that load (slack.progress_interval when nothing is slowed).
+	// each with those of every replica sharing the state store
+	// (slack.progress_interval when nothing is slowed).
 	LiveProgress     int
 	ProgressInterval time.Duration
 }
