@@ -131,7 +131,23 @@ type limiter struct {
 	queues   map[string]*queue
 	methods  map[string]*methodStats
 	seq      uint64
+	records  int
 	warnedAt time.Time
+}
+
+// pruneEvery is how many calls pass between two sweeps of idle queues.
+const pruneEvery = 1024
+
+// prune forgets the queues of buckets nobody waits for, that learnt
+// nothing from a 429 and were not used in the last two minutes (one per
+// channel the bot ever posted in would otherwise pile up); l.mu held.
+func (l *limiter) prune(now time.Time) {
+	for k, q := range l.queues {
+		q.used.roll(now)
+		if len(q.waiting) == 0 && q.penalty == 1 && !now.Before(q.closedUntil) && q.used.cur == 0 && q.used.prev == 0 {
+			delete(l.queues, k)
+		}
+	}
 }
 
 // queue is one bucket's waiting calls and what 429s taught about it.
@@ -223,6 +239,11 @@ func (l *limiter) takeNow(ctx context.Context, method, channel string, p priorit
 func (l *limiter) key(method, channel string) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.keyLocked(method, channel)
+}
+
+// keyLocked is key with l.mu held.
+func (l *limiter) keyLocked(method, channel string) string {
 	k := "slack-rate:" + l.team + ":" + method
 	if l.limits[method].perChannel {
 		k += ":" + channel
@@ -386,6 +407,9 @@ func (l *limiter) record(method, channel string, waited time.Duration, resp *htt
 		l.queues[key] = q
 	}
 	q.used.add(now)
+	if l.records++; l.records%pruneEvery == 0 {
+		l.prune(now)
+	}
 	if resp != nil && resp.StatusCode == http.StatusTooManyRequests {
 		m.limited++
 		secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))

@@ -368,3 +368,22 @@ func TestReplicasSharingAStorePaceTheirProgressByTheirSum(t *testing.T) {
 		t.Fatalf("the test proves nothing: 10 alone pace at %v, 30 at %v", alone, want)
 	}
 }
+
+func TestBudgetsOfChannelsLeftIdleAreForgotten(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	l := testLimiter(t, clk, nil, map[string]config.RateLimit{"chat.postMessage": {PerMinute: 60, Burst: 4, Per: config.PerChannel}})
+	for _, ch := range []string{"C1", "C2"} {
+		l.record("chat.postMessage", ch, 0, nil)
+	}
+	clk.advance(3 * time.Minute)
+	l.record("chat.postMessage", "C2", 0, nil)
+	l.mu.Lock()
+	l.prune(clk.Now())
+	_, idle := l.queues[l.keyLocked("chat.postMessage", "C1")]
+	_, busy := l.queues[l.keyLocked("chat.postMessage", "C2")]
+	l.mu.Unlock()
+	if idle || !busy {
+		t.Fatalf("after three minutes: C1's idle budget kept %v, C2's busy one kept %v", idle, busy)
+	}
+}
