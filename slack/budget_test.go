@@ -59,6 +59,11 @@ func budgetWorld(t *testing.T, store state.Store) *world {
 
 const bottestAgent = "assistant"
 
+// heavy lets one budget test run at a time: each keeps both cores busy for
+// a while, and its 2 s bound is about the bot, not about a twin test
+// competing for the same cores.
+var heavy sync.Mutex
+
 var (
 	questionRe = regexp.MustCompile(`question (\d+)`)
 	busyRe     = regexp.MustCompile(`busy: updates every (\d+) s`)
@@ -210,6 +215,8 @@ func checkBudget(t *testing.T, w *world, threads map[int]string, ended func() ma
 
 func TestThirtySlowSessionsAtOnceStayWithinSlacksBudgetsAndAnswerPromptly(t *testing.T) {
 	t.Parallel()
+	heavy.Lock()
+	t.Cleanup(heavy.Unlock) // the first cleanup runs last, after the bot has stopped
 	w := budgetWorld(t, state.NewMemory())
 	threads, ended := slowSessions(t, w)
 	checkBudget(t, w, threads, ended)
@@ -217,6 +224,8 @@ func TestThirtySlowSessionsAtOnceStayWithinSlacksBudgetsAndAnswerPromptly(t *tes
 
 func TestTwoReplicasOnOneRedisShareOneWorkspacesBudget(t *testing.T) {
 	t.Parallel()
+	heavy.Lock()
+	t.Cleanup(heavy.Unlock) // the first cleanup runs last, after the bot has stopped
 	srv := redistest.Start(t)
 	store, err := state.DialRedis(context.Background(), srv.URL(), "budget:")
 	if err != nil {

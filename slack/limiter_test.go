@@ -300,6 +300,30 @@ func TestChatPostMessageIsBudgetedPerChannel(t *testing.T) {
 	if u := l.stats()["chat.postMessage"].Utilisation; u != 2 {
 		t.Fatalf("utilisation %v, want 2 (two posts in the busiest channel against one a minute)", u)
 	}
+	// A post that waits for C1's next token counts its wait.
+	done := make(chan error, 1)
+	go func() { done <- post(context.Background(), "C1") }()
+	eventually(t, "the post to queue", func() bool { return waiting(l, "chat.postMessage") == 1 })
+	var err error
+	for i := 0; ; i++ {
+		if i == 100 {
+			t.Fatal("the post did not go out after 1000 s of its clock")
+		}
+		clk.advance(10 * time.Second)
+		select {
+		case err = <-done:
+		case <-time.After(10 * time.Millisecond): // the post may not have set its timer yet
+			continue
+		}
+		break
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := l.stats()["chat.postMessage"]
+	if st.Calls != 5 || st.LastWait < time.Minute-10*time.Second || st.MaxWait != st.LastWait || st.Wait != st.LastWait {
+		t.Fatalf("stats %+v: want 5 calls, the last having waited about a minute for its token", st)
+	}
 }
 
 func TestProgressRefreshesStretchToFitTheBudgetAndSaySo(t *testing.T) {
