@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/state"
+	"github.com/slackbot/slackbot/state/redistest"
 )
 
 // fakeClock is a clock the test moves; timers fire when it passes them.
@@ -409,5 +411,30 @@ func TestBudgetsOfChannelsLeftIdleAreForgotten(t *testing.T) {
 	l.mu.Unlock()
 	if idle || !busy {
 		t.Fatalf("after three minutes: C1's idle budget kept %v, C2's busy one kept %v", idle, busy)
+	}
+}
+
+func TestAStoreThatFailsLeavesTheReplicaBudgetingAlone(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	store, err := state.DialRedis(context.Background(), srv.URL(), "fallback:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, logs := observer.New(zap.WarnLevel)
+	clk := newFakeClock()
+	l := newLimiter(http.DefaultTransport, store, map[string]config.RateLimit{"chat.update": {PerMinute: 1, Burst: 2}}, clk, zap.New(core))
+	l.setWorkspace("T1")
+	_ = store.Close() // every Take now fails
+	for i := range 2 {
+		if _, ok := l.takeNow(context.Background(), "chat.update", "", prioAnswer); !ok {
+			t.Fatalf("take %d of a burst of 2 was refused with the store down", i+1)
+		}
+	}
+	if _, ok := l.takeNow(context.Background(), "chat.update", "", prioAnswer); ok {
+		t.Fatal("with the store down, the replica's own bucket gave more than its burst")
+	}
+	if n := logs.FilterMessageSnippet("budgeting this replica alone").Len(); n != 1 {
+		t.Fatalf("%d warnings about the store, want one", n)
 	}
 }
