@@ -166,8 +166,8 @@ type waiter struct {
 	wake chan struct{}
 }
 
-// errNoBudget is returned by takeNow's callers' calls when the bucket has
-// no token at once.
+// errNoBudget is what wait returns, when told not to wait, if no token is
+// free at once.
 var errNoBudget = errors.New("slack: no rate budget left at once")
 
 func newLimiter(next http.RoundTripper, store state.Store, limits map[string]config.RateLimit, clk clock, log *zap.Logger) *limiter {
