@@ -323,9 +323,15 @@ type Slack struct {
 	// load only when set to "off").
 	SlashCommand string `yaml:"slash_command"`
 	// ProgressInterval is the least time between two updates of a
-	// session's progress message (default 2s).
+	// session's progress message (default 2s). Under load the bot
+	// refreshes less often, so that every session's refreshes together
+	// stay within chat.update's budget.
 	ProgressInterval Duration `yaml:"progress_interval"`
-	History          History  `yaml:"history"`
+	// RateLimits is the budget of each Web API method the bot keeps to,
+	// by method name; a method set here replaces its default
+	// (DefaultSlackRateLimits). Methods absent from both are not limited.
+	RateLimits map[string]RateLimit `yaml:"rate_limits"`
+	History    History              `yaml:"history"`
 	// MaxConcurrentSessions bounds the sessions running at once (default
 	// 20); the others wait, with a visible "queued" status.
 	MaxConcurrentSessions int        `yaml:"max_concurrent_sessions"`
@@ -347,6 +353,42 @@ type Slack struct {
 // FeedbackOn reports whether answers end with feedback buttons (the
 // default).
 func (s Slack) FeedbackOn() bool { return s.Feedback == nil || *s.Feedback }
+
+// RateLimit is a Web API method's budget as a token bucket: Burst calls at
+// once, then PerMinute a minute.
+type RateLimit struct {
+	PerMinute float64 `yaml:"per_minute"`
+	Burst     int     `yaml:"burst"`
+	// Per is what one budget covers: "workspace" (default), as for Slack's
+	// tiers, or "channel", as for chat.postMessage.
+	Per string `yaml:"per"`
+}
+
+// Scopes of a RateLimit.
+const (
+	PerWorkspace = "workspace"
+	PerChannel   = "channel"
+)
+
+// DefaultSlackRateLimits are Slack's published limits for the methods the
+// bot calls: tier 2 is 20 a minute, tier 3 50, tier 4 100, and
+// chat.postMessage one message a second in each channel. Slack allows
+// short bursts without saying how long; the bursts here are small, so
+// the bot never counts on more than Slack grants.
+var DefaultSlackRateLimits = map[string]RateLimit{
+	"chat.postMessage":            {PerMinute: 60, Burst: 4, Per: PerChannel},
+	"chat.update":                 {PerMinute: 50, Burst: 8},   // tier 3
+	"chat.delete":                 {PerMinute: 50, Burst: 8},   // tier 3
+	"chat.postEphemeral":          {PerMinute: 100, Burst: 16}, // tier 4
+	"chat.appendStream":           {PerMinute: 100, Burst: 16}, // tier 4
+	"reactions.add":               {PerMinute: 50, Burst: 8},   // tier 3
+	"reactions.remove":            {PerMinute: 20, Burst: 3},   // tier 2
+	"conversations.replies":       {PerMinute: 50, Burst: 8},   // tier 3
+	"conversations.info":          {PerMinute: 50, Burst: 8},   // tier 3
+	"conversations.open":          {PerMinute: 50, Burst: 8},   // tier 3
+	"users.info":                  {PerMinute: 100, Burst: 16}, // tier 4
+	"assistant.threads.setStatus": {PerMinute: 100, Burst: 16}, // tier 4
+}
 
 // History bounds the thread history given to a session.
 type History struct {

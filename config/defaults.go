@@ -203,6 +203,20 @@ func (s *Slack) applyDefaults(present map[string]bool) {
 	if s.ProgressInterval == 0 {
 		s.ProgressInterval = Duration(DefaultProgressInterval)
 	}
+	limits := make(map[string]RateLimit, len(DefaultSlackRateLimits)+len(s.RateLimits))
+	for m, l := range DefaultSlackRateLimits {
+		limits[m] = l
+	}
+	for m, l := range s.RateLimits {
+		limits[m] = l
+	}
+	for m, l := range limits {
+		if l.Per == "" {
+			l.Per = PerWorkspace
+			limits[m] = l
+		}
+	}
+	s.RateLimits = limits
 	if s.History.MaxMessages == 0 {
 		s.History.MaxMessages = DefaultHistoryMessages
 	}

@@ -403,3 +403,25 @@ openapi:
 		t.Fatalf("defaults: init %d depth %d", cfg.MCPInitConcurrency, cfg.MaxAgentDepth)
 	}
 }
+
+func TestSlackRateLimitsStartFromSlacksTiersAndTakeOverrides(t *testing.T) {
+	t.Parallel()
+	cfg := mustLoad(t, map[string]string{"slackbot.yaml": baseConfig + `slack:
+  rate_limits:
+    chat.update: {per_minute: 20, burst: 2}
+    chat.startStream: {per_minute: 20, burst: 4, per: channel}
+`})
+	got := cfg.Slack.RateLimits
+	if u := got["chat.update"]; u != (RateLimit{PerMinute: 20, Burst: 2, Per: PerWorkspace}) {
+		t.Errorf("chat.update = %+v: an override must replace the default, scoped to the workspace by default", u)
+	}
+	if s := got["chat.startStream"]; s.Per != PerChannel {
+		t.Errorf("a method without a default keeps its scope: %+v", s)
+	}
+	if p := got["chat.postMessage"]; p != DefaultSlackRateLimits["chat.postMessage"] || got["chat.delete"].Per != PerWorkspace {
+		t.Errorf("chat.postMessage = %+v: a method not overridden keeps its default", p)
+	}
+	if DefaultSlackRateLimits["chat.update"].PerMinute != 50 {
+		t.Error("loading changed the defaults themselves")
+	}
+}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"path"
@@ -386,6 +387,15 @@ func (c *Config) validateSlack(w *walker) {
 	}
 	if s.History.MaxMessages < 0 || s.History.MaxChars < 0 {
 		w.errorf("slack.history", "max_messages and max_chars cannot be negative")
+	}
+	for _, m := range slices.Sorted(maps.Keys(s.RateLimits)) {
+		l, key := s.RateLimits[m], "slack.rate_limits."+m
+		if !(l.PerMinute > 0) || l.Burst < 1 {
+			w.errorf(key, "per_minute must be above 0 and burst at least 1 (Slack's tier 3 is per_minute: 50, burst: 8), got %v and %d", l.PerMinute, l.Burst)
+		}
+		if l.Per != PerWorkspace && l.Per != PerChannel {
+			w.errorf(key+".per", "%q is not a scope; use workspace or channel", l.Per)
+		}
 	}
 	checkChannelGlobs(w, "slack.allow.channels", s.Allow.Channels)
 	checkChannelGlobs(w, "slack.routing.deny", s.Routing.Deny)

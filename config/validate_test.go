@@ -278,6 +278,15 @@ func TestValidationErrors(t *testing.T) {
 			want:  []string{`slackbot.yaml:10: slack.agent: agent "helper" is not in`, "(agents: a)"},
 		},
 		{
+			name: "a Slack rate limit needs a rate, a burst and a known scope",
+			files: map[string]string{"slackbot.yaml": baseConfig + "slack:\n  rate_limits:\n    chat.update: {per_minute: 0, burst: 8}\n" +
+				"    chat.postMessage: {per_minute: 60, burst: 4, per: thread}\n", "agents/a.md": okAgent},
+			want: []string{
+				"slackbot.yaml:11: slack.rate_limits.chat.update: per_minute must be above 0 and burst at least 1",
+				`slackbot.yaml:12: slack.rate_limits.chat.postMessage.per: "thread" is not a scope; use workspace or channel`,
+			},
+		},
+		{
 			name: "queues referenced by tools must exist",
 			files: map[string]string{"slackbot.yaml": baseConfig + "queues:\n  slow: {concurrency: 2}\nmcp_servers:\n  gh:\n    command: gh-mcp\n    queue: fast\n" +
 				"rest_tools:\n  wx:\n    url: https://wx.example.com\n    queue: nope\n"},

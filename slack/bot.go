@@ -86,6 +86,9 @@ type Bot struct {
 	tracer    *telemetry.Tracer
 	connected atomic.Bool // the Socket Mode connection is up
 
+	limiter *limiter // every Web API call waits here for its rate budget
+	pace    *pacer   // how often progress messages may be refreshed
+
 	botUserID, botID, teamID string
 
 	slots    chan struct{} // max_concurrent_sessions
@@ -134,8 +137,17 @@ func New(o Options) (*Bot, error) {
 	if _, err := b.defaultAgent(); err != nil {
 		return nil, err
 	}
+	limits := cfg.RateLimits
+	if limits == nil { // a configuration built in code, without Load's defaults
+		limits = config.DefaultSlackRateLimits
+	}
 	hc := httpClient()
+	// The metrics sit nearest the network, so they see every attempt and
+	// every 429; the limiter in front of them decides when a call may go.
 	hc.Transport = o.Metrics.SlackTransport(hc.Transport)
+	b.limiter = newLimiter(hc.Transport, st, limits, realClock{}, log)
+	hc.Transport = b.limiter
+	b.pace = &pacer{base: cfg.ProgressInterval.D(), rate: func() float64 { return b.limiter.rate("chat.update") }}
 	b.api = slackapi.New(cfg.BotToken.Reveal(), slackapi.OptionAPIURL(cfg.APIURL),
 		slackapi.OptionAppLevelToken(cfg.AppToken.Reveal()), slackapi.OptionHTTPClient(hc))
 	return b, nil
@@ -151,6 +163,7 @@ func (b *Bot) Run(ctx context.Context) error {
 		return fmt.Errorf("slack auth.test: %w", slackError(err))
 	}
 	b.botUserID, b.botID, b.teamID = auth.UserID, auth.BotID, auth.TeamID
+	b.limiter.setWorkspace(auth.TeamID)
 	b.log.Info("slack connected as", zap.String("bot_user", auth.UserID), zap.String("team", auth.Team))
 
 	b.work, b.stopWork = context.WithCancel(context.WithoutCancel(ctx))
@@ -159,6 +172,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	connCtx, disconnect := context.WithCancel(ctx)
 	defer disconnect()
 	var loops sync.WaitGroup
+	loops.Go(func() { b.pace.count(connCtx, b.state, b.teamID, b.log) })
 	loops.Add(2)
 	go func() {
 		defer loops.Done()
@@ -266,4 +280,14 @@ func httpClient() *http.Client {
 	t = t.Clone()
 	t.MaxIdleConnsPerHost = 256
 	return &http.Client{Transport: t, Timeout: slackCallTimeout}
+}
+
+// RateStats reports how the bot spends its Slack rate budgets: calls, 429s
+// and queue waits per Web API method, each budget's use, and the pace of
+// progress refreshes.
+func (b *Bot) RateStats() RateStats {
+	b.pace.mu.Lock()
+	live := b.pace.live
+	b.pace.mu.Unlock()
+	return RateStats{Methods: b.limiter.stats(), LiveProgress: live, ProgressInterval: b.pace.interval()}
 }

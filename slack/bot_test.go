@@ -483,7 +483,11 @@ func TestAMessageSlackRefusesIsSentInPartsThenAsPlainText(t *testing.T) {
 
 func TestNoProgressUpdateLandsAfterTheAnswer(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, func(c *config.Config, _ *agent.Runner) { c.Slack.ProgressInterval = config.Duration(time.Millisecond) })
+	// Refreshes as often as they come: a budget that never stretches them.
+	w := newWorld(t, func(c *config.Config, _ *agent.Runner) {
+		c.Slack.ProgressInterval = config.Duration(time.Millisecond)
+		c.Slack.RateLimits = map[string]config.RateLimit{"chat.update": {PerMinute: 1e6, Burst: 1000}}
+	})
 	turns := 0
 	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
 		turns++

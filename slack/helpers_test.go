@@ -37,7 +37,7 @@ type world struct {
 	stopOnce sync.Once
 	store    state.Store   // the first bot's; a second replica may share it
 	runner   *agent.Runner // the first bot's runner
-	bot      *slack.Bot    // the first bot
+	bots     []*slack.Bot  // the first bot, then the replicas
 
 	mu        sync.Mutex
 	feedbacks []string // what the first bot's OnFeedback was called with
@@ -66,6 +66,7 @@ func (w *world) replicaOn(store state.Store) {
 	if err != nil {
 		w.t.Fatal(err)
 	}
+	w.bots = append(w.bots, bot)
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- bot.Run(ctx) }()
@@ -87,27 +88,29 @@ const (
 // the bot is connected.
 func newWorld(t *testing.T, opts ...worldOption) *world {
 	t.Helper()
-	return newWorldAt(t, state.NewMemory(), nil, opts...)
+	return newWorldAt(t, nil, state.NewMemory(), nil, opts...)
 }
 
 // newWorldWith is newWorld with bot, when set, changing the bot's options
 // before it is built.
 func newWorldWith(t *testing.T, bot func(*slack.Options), opts ...worldOption) *world {
 	t.Helper()
-	return newWorldAt(t, state.NewMemory(), bot, opts...)
+	return newWorldAt(t, nil, state.NewMemory(), bot, opts...)
 }
 
 // newWorldOn is newWorld with the bot's state in store.
 func newWorldOn(t *testing.T, store state.Store, opts ...worldOption) *world {
 	t.Helper()
-	return newWorldAt(t, store, nil, opts...)
+	return newWorldAt(t, nil, store, nil, opts...)
 }
 
-// newWorldAt is newWorld with the bot's state in store and bot, when set,
-// changing the bot's options before it is built.
-func newWorldAt(t *testing.T, store state.Store, bot func(*slack.Options), opts ...worldOption) *world {
+// newWorldAt is newWorld with the emulator enforcing limits (nil: none),
+// the bot keeping its state in store, and bot, when set, changing the
+// bot's options before it is built.
+func newWorldAt(t *testing.T, limits map[string]slacktest.Limit, store state.Store, bot func(*slack.Options), opts ...worldOption) *world {
 	t.Helper()
-	srv, err := slacktest.New(slacktest.Options{AckTimeout: 2 * time.Second, PingInterval: time.Second, DisconnectGrace: 200 * time.Millisecond})
+	srv, err := slacktest.New(slacktest.Options{AckTimeout: 2 * time.Second, PingInterval: time.Second, DisconnectGrace: 200 * time.Millisecond,
+		RateLimits: limits})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +143,7 @@ func newWorldAt(t *testing.T, store state.Store, bot func(*slack.Options), opts 
 		t.Fatal(err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	w.stop, w.bot = stop, b
+	w.stop, w.bots = stop, []*slack.Bot{b}
 	go func() { w.done <- b.Run(ctx) }()
 	t.Cleanup(w.shutdown)
 	w.waitFor("the bot to connect", func() bool { return srv.Connections() > 0 })

@@ -20,7 +20,9 @@ import (
 
 // progress is a session's progress message: posted when the session is
 // taken on, refreshed from the session's events at most every
-// slack.progress_interval, and finally replaced by the answer. Events only
+// slack.progress_interval (less often when many sessions share the
+// budget), and finally replaced by the answer, or deleted once the answer
+// is posted below it. Events only
 // mark it dirty (no I/O on the session's goroutines); one updater goroutine
 // talks to Slack, and it is stopped, and waited for, before the answer is
 // posted, so no refresh can land after the answer.
@@ -36,11 +38,13 @@ type progress struct {
 	tools    map[string]runningTool // by call id
 	now      string                 // task_status's current step
 	usage    agentUsage
-	extract  bool // reading a large result
+	extract  bool   // reading a large result
+	busy     string // "busy: updates every 20 s" when refreshes are slowed
 	dirty    bool
 	stopped  bool
 	quit     chan struct{}
 	finished chan struct{}
+	cancel   context.CancelFunc // the updater's calls; nil until start
 }
 
 type runningTool struct {
@@ -64,17 +68,18 @@ func newProgress(b *Bot, req request, id string) *progress {
 // surface allows it, else a reaction; then the progress message.
 func (p *progress) begin(ctx context.Context) {
 	b := p.b
+	cctx := withPriority(ctx, prioCosmetic)
 	var err error = errNotAssistant
 	if strings.HasPrefix(p.req.channel, "D") { // the assistant surface lives in the bot's DMs
-		err = b.api.SetAssistantThreadsStatusContext(ctx, slackapi.AssistantThreadsSetStatusParameters{
+		err = b.api.SetAssistantThreadsStatusContext(cctx, slackapi.AssistantThreadsSetStatusParameters{
 			ChannelID: p.req.channel, ThreadTS: p.req.threadTS, Status: "is thinking…"})
 	}
 	if err != nil && p.req.ts != "" {
-		if b.api.AddReactionContext(ctx, "eyes", slackapi.NewRefToMessage(p.req.channel, p.req.ts)) == nil {
+		if b.api.AddReactionContext(cctx, "eyes", slackapi.NewRefToMessage(p.req.channel, p.req.ts)) == nil {
 			p.reacted = true
 		}
 	}
-	ts, err := b.send(ctx, p.req.channel, p.req.threadTS, "", p.render("Working on it…"))
+	ts, err := b.send(withPriority(ctx, prioFirst), p.req.channel, p.req.threadTS, "", p.render("Working on it…"))
 	if err != nil {
 		b.log.Warn("progress message not posted", zap.Error(slackError(err)))
 		return
@@ -86,27 +91,41 @@ func (p *progress) begin(ctx context.Context) {
 
 // queued says the session waits for a free slot.
 func (p *progress) queued(ctx context.Context) {
-	p.update(ctx, p.render("Queued: the bot is busy with other questions and will start on this one in a moment."))
+	p.update(withPriority(ctx, prioFirst), p.render("Queued: the bot is busy with other questions and will start on this one in a moment."))
 }
 
-// start runs the updater until stop.
+// start runs the updater until stop. It refreshes a changed message at
+// most every pacer interval: slack.progress_interval, stretched when many
+// sessions share chat.update's budget. A refresh waiting for budget is
+// abandoned by stop; one already sent is waited for.
 func (p *progress) start() {
+	ctx, cancel := context.WithCancel(withPriority(p.b.work, prioRefresh))
+	p.cancel = cancel
+	p.b.pace.join()
 	go func() {
 		defer close(p.finished)
+		defer p.b.pace.leave()
 		tick := time.NewTicker(p.b.cfg.ProgressInterval.D())
 		defer tick.Stop()
+		last := time.Now()
 		for {
 			select {
 			case <-p.quit:
 				return
 			case <-tick.C:
 			}
+			iv := p.b.pace.interval()
+			if time.Since(last) < iv {
+				continue
+			}
 			p.mu.Lock()
 			dirty := p.dirty && !p.stopped
 			p.dirty = false
+			p.busy = slowed(p.b.cfg.ProgressInterval.D(), iv)
 			p.mu.Unlock()
 			if dirty {
-				p.update(p.b.work, p.render(""))
+				p.update(ctx, p.render(""))
+				last = time.Now()
 			}
 		}
 	}()
@@ -122,19 +141,22 @@ func (p *progress) stop() {
 	p.stopped = true
 	p.mu.Unlock()
 	close(p.quit)
-	<-p.finished
+	if p.cancel != nil {
+		p.cancel()
+		<-p.finished
+	}
 }
 
 // finish settles a progress message whose session never ran (the bot
 // stopped while it was queued).
 func (p *progress) finish(ctx context.Context) {
-	p.settle(ctx, noteMessage("_Interrupted: the bot was restarting. Ask again in a minute._"))
+	p.conclude(ctx, noteMessage("_Interrupted: the bot was restarting. Ask again in a minute._"))
 }
 
-// settle replaces the progress message of a session that never ran with
+// conclude replaces the progress message of a session that never ran with
 // note m, even when ctx is already done.
-func (p *progress) settle(ctx context.Context, m blockkit.Message) {
-	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+func (p *progress) conclude(ctx context.Context, m blockkit.Message) {
+	pctx, cancel := context.WithTimeout(withPriority(context.WithoutCancel(ctx), prioNote), 10*time.Second)
 	defer cancel()
 	p.update(pctx, m)
 }
@@ -154,17 +176,61 @@ func (p *progress) update(ctx context.Context, m blockkit.Message) {
 	}
 }
 
-// replaceWith posts the answer: its first message in place of the progress
-// message, the rest after it in the thread.
+// replaceWith posts the answer. When chat.update has a token free at once,
+// its first message replaces the progress message and the rest follow in
+// the thread. Otherwise the answer does not wait for one: it is posted as
+// new messages (chat.postMessage's budget is the channel's own) and the
+// stale progress message is deleted afterwards, at a lower priority that
+// still always gets its turn.
 func (p *progress) replaceWith(ctx context.Context, msgs []blockkit.Message) error {
 	p.stop()
 	p.mu.Lock()
 	ts, reacted := p.ts, p.reacted
 	p.mu.Unlock()
-	if reacted {
-		_ = p.b.api.RemoveReactionContext(ctx, "eyes", slackapi.NewRefToMessage(p.req.channel, p.req.ts))
+	b := p.b
+	actx := withPriority(ctx, prioAnswer)
+	if ts == "" {
+		return p.finishAnswer(ctx, reacted, b.deliver(actx, p.req.channel, p.req.threadTS, "", msgs))
 	}
-	return p.b.deliver(ctx, p.req.channel, p.req.threadTS, ts, msgs)
+	if paid, ok := b.limiter.takeNow(actx, "chat.update", p.req.channel, prioAnswer); ok {
+		return p.finishAnswer(ctx, reacted, b.deliver(paid, p.req.channel, p.req.threadTS, ts, msgs))
+	}
+	err := b.deliver(actx, p.req.channel, p.req.threadTS, "", msgs)
+	p.settle(ctx, ts, err == nil)
+	return p.finishAnswer(ctx, reacted, err)
+}
+
+// finishAnswer takes the "eyes" reaction off the question once the answer
+// is there, and passes on how posting it went.
+func (p *progress) finishAnswer(ctx context.Context, reacted bool, err error) error {
+	if reacted {
+		_ = p.b.api.RemoveReactionContext(withPriority(ctx, prioCosmetic), "eyes", slackapi.NewRefToMessage(p.req.channel, p.req.ts))
+	}
+	return err
+}
+
+// settle removes a progress message an answer posted below has made
+// stale, or, should that fail (or the answer not have been posted), says
+// it is over.
+func (p *progress) settle(ctx context.Context, ts string, answered bool) {
+	sctx := withPriority(ctx, prioSettle)
+	if answered {
+		err := withRetry(sctx, func() error {
+			_, _, err := p.b.api.DeleteMessageContext(sctx, p.req.channel, ts)
+			return err
+		})
+		if err == nil {
+			return
+		}
+		p.b.log.Debug("stale progress message not deleted", zap.Error(slackError(err)))
+	}
+	note := "_Answered below._"
+	if !answered {
+		note = "_The answer could not be posted. Ask again in a minute._"
+	}
+	if _, err := p.b.send(sctx, p.req.channel, "", ts, noteMessage(note)); err != nil {
+		p.b.log.Warn("stale progress message not settled", zap.Error(slackError(err)))
+	}
 }
 
 // observe takes the session's events; it only records them.
@@ -247,6 +313,12 @@ func (p *progress) render(headline string) blockkit.Message {
 		if p.usage.cost > 0 {
 			footer += fmt.Sprintf(" · $%.4f", p.usage.cost)
 		}
+	}
+	if p.busy != "" && headline == "" {
+		if footer != "" {
+			footer += " · "
+		}
+		footer += "_" + p.busy + "_"
 	}
 	p.mu.Unlock()
 	text := strings.Join(lines, "\n")

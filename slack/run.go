@@ -62,7 +62,7 @@ func (b *Bot) handle(req request) {
 		return
 	}
 	if b.overQuota(ctx, req) {
-		_, _ = b.api.PostEphemeralContext(ctx, req.channel, req.user, slackapi.MsgOptionText(b.conf.Quotas.Message, false))
+		_, _ = b.api.PostEphemeralContext(withPriority(ctx, prioNote), req.channel, req.user, slackapi.MsgOptionText(b.conf.Quotas.Message, false))
 		return
 	}
 	if strings.TrimSpace(req.text) == "" {
@@ -98,7 +98,7 @@ func (b *Bot) handle(req request) {
 	if !ok {
 		if stopper := r.stoppedBy(); stopper != "" && ctx.Err() == nil {
 			log.Info("stopped while queued", zap.String("session", r.id), zap.String("by", stopper))
-			r.progress.settle(ctx, noteMessage(fmt.Sprintf("_Stopped by <@%s>._", stopper)))
+			r.progress.conclude(ctx, noteMessage(fmt.Sprintf("_Stopped by <@%s>._", stopper)))
 			return
 		}
 		r.progress.finish(ctx)
@@ -274,7 +274,7 @@ func (b *Bot) stop(ctx context.Context, id, user, channel string) {
 		return
 	}
 	if user != r.req.user && !slices.Contains(b.cfg.Admins, user) {
-		_, _ = b.api.PostEphemeralContext(ctx, channel, user, slackapi.MsgOptionText("Only the person who asked can stop this.", false))
+		_, _ = b.api.PostEphemeralContext(withPriority(ctx, prioNote), channel, user, slackapi.MsgOptionText("Only the person who asked can stop this.", false))
 		return
 	}
 	b.mu.Lock()
@@ -332,7 +332,7 @@ func matchChannel(patterns []string, id, name string) bool {
 
 // reject tells the asker, and only them, that the bot will not answer here.
 func (b *Bot) reject(ctx context.Context, req request) {
-	_, err := b.api.PostEphemeralContext(ctx, req.channel, req.user, slackapi.MsgOptionText(b.cfg.RejectionMessage, false))
+	_, err := b.api.PostEphemeralContext(withPriority(ctx, prioNote), req.channel, req.user, slackapi.MsgOptionText(b.cfg.RejectionMessage, false))
 	if err != nil {
 		b.log.Debug("rejection not posted", zap.Error(err))
 	}

@@ -125,7 +125,7 @@ func TestASessionWithAToolAndASubAgentIsMeasuredAndTraced(t *testing.T) {
 	t.Cleanup(func() { _ = tracer.Shutdown(context.Background()) })
 	w := newWorldWith(t, func(o *slack.Options) { o.Metrics, o.Tracer = metrics, tracer },
 		func(_ *config.Config, r *agent.Runner) { r.Tools = orch }, withResearcher)
-	url := serveTelemetry(t, metrics, w.bot.ReadyCheck(), telemetry.StoreCheck(w.store))
+	url := serveTelemetry(t, metrics, w.bots[0].ReadyCheck(), telemetry.StoreCheck(w.store))
 	w.model.Respond(toolThenReport)
 	w.srv.RateLimit("reactions.add", 1, 0)
 	w.srv.Fail("conversations.info", "internal_error", 1)
@@ -293,7 +293,7 @@ func TestReadyzFollowsTheSocketTheStoreAndTheMCPServers(t *testing.T) {
 		t.Fatalf("before connecting: /readyz = %d %+v", code, b)
 	}
 
-	url := serveTelemetry(t, metrics, w.bot.ReadyCheck(), telemetry.StoreCheck(w.store), telemetry.MCPCheck(reg.Down))
+	url := serveTelemetry(t, metrics, w.bots[0].ReadyCheck(), telemetry.StoreCheck(w.store), telemetry.MCPCheck(reg.Down))
 	wantReady := func(what string, ready bool, check, state string) {
 		t.Helper()
 		var code int

@@ -19,6 +19,7 @@ type Memory struct {
 	items    map[string]item
 	slots    map[string]map[string]time.Time // name → holder → expiry
 	counters map[string]counter
+	buckets  map[string]memBucket
 	sessions map[string]SessionRecord
 	now      func() time.Time
 	ops      int
@@ -27,6 +28,12 @@ type Memory struct {
 
 type counter struct {
 	value   float64
+	expires time.Time
+}
+
+// memBucket is a token bucket and when it is full again (and forgotten).
+type memBucket struct {
+	bucket
 	expires time.Time
 }
 
@@ -41,9 +48,19 @@ func NewMemory() *Memory {
 		items:    map[string]item{},
 		slots:    map[string]map[string]time.Time{},
 		counters: map[string]counter{},
+		buckets:  map[string]memBucket{},
 		sessions: map[string]SessionRecord{},
 		now:      time.Now,
 	}
+}
+
+// NewMemoryAt returns an empty in-memory store whose clock is now, so that
+// tests of what depends on its expiries and token buckets can move time
+// themselves.
+func NewMemoryAt(now func() time.Time) *Memory {
+	m := NewMemory()
+	m.now = now
+	return m
 }
 
 // sweepEvery is how many writes pass between two sweeps of expired keys.
@@ -84,6 +101,11 @@ func (m *Memory) wrote(now time.Time) {
 	}
 	for name := range m.slots {
 		m.liveSlots(name, now)
+	}
+	for k, b := range m.buckets {
+		if !now.Before(b.expires) {
+			delete(m.buckets, k)
+		}
 	}
 }
 
@@ -208,6 +230,24 @@ func (m *Memory) Get(_ context.Context, key string) (float64, error) {
 		return 0, nil
 	}
 	return c.value, nil
+}
+
+// Take implements Store.
+func (m *Memory) Take(_ context.Context, key string, rate float64, burst, keep int) (time.Duration, error) {
+	keep, err := checkBucket(key, rate, burst, keep)
+	if err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	old, ok := m.buckets[key]
+	b, wait := old.bucket.take(ok, now, rate, burst, keep)
+	if wait == 0 {
+		m.buckets[key] = memBucket{bucket: b, expires: b.full(rate, burst)}
+		m.wrote(now)
+	}
+	return wait, nil
 }
 
 // PutSession implements Store.

@@ -85,6 +85,7 @@ func NewRedis(client *redis.Client, prefix string) *Redis {
 func (r *Redis) keyKey(key string) string        { return r.prefix + "key:" + key }
 func (r *Redis) slotKey(name string) string      { return r.prefix + "slots:" + name }
 func (r *Redis) counterKey(key string) string    { return r.prefix + "counter:" + key }
+func (r *Redis) bucketKey(key string) string     { return r.prefix + "bucket:" + key }
 func (r *Redis) sessionKey(id string) string     { return r.prefix + "session:" + id }
 func (r *Redis) sessionsKey() string             { return r.prefix + "sessions" }
 func (r *Redis) userKey(user string) string      { return r.prefix + "sessions:user:" + user }
@@ -255,6 +256,45 @@ func (r *Redis) Ping(ctx context.Context) error {
 		return fmt.Errorf("state: redis does not answer: %w", err)
 	}
 	return nil
+}
+
+// takeScript is one step of the token bucket KEYS[1], a hash of the
+// tokens left after the last take and its time in server microseconds:
+// refill at ARGV[1] tokens a second up to ARGV[2] (a bucket never seen is
+// full), take one when more than ARGV[3] are left and return 0, else
+// return the microseconds until there will be. The hash expires when the
+// bucket would be full again.
+var takeScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local need = tonumber(ARGV[3]) + 1
+local tokens = burst
+local v = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+if v[1] and v[2] then
+  tokens = math.min(burst, tonumber(v[1]) + (now - tonumber(v[2])) * rate / 1000000)
+end
+if tokens < need then
+  return math.ceil((need - tokens) / rate * 1000000)
+end
+tokens = tokens - 1
+redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', tokens), 'at', string.format('%.0f', now))
+redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) / rate * 1000) + 1)
+return 0`)
+
+// Take implements Store.
+func (r *Redis) Take(ctx context.Context, key string, rate float64, burst, keep int) (time.Duration, error) {
+	keep, err := checkBucket(key, rate, burst, keep)
+	if err != nil {
+		return 0, err
+	}
+	us, err := takeScript.Run(ctx, r.client, []string{r.bucketKey(key)},
+		strconv.FormatFloat(rate, 'g', -1, 64), burst, keep).Int64()
+	if err != nil {
+		return 0, fmt.Errorf("state: take from bucket %q: %w", key, err)
+	}
+	return time.Duration(us) * time.Microsecond, nil
 }
 
 // Close implements Store: it closes the client.

@@ -58,6 +58,14 @@ CREATE TABLE IF NOT EXISTS counters (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS counters_expires ON counters (expires);
 
+CREATE TABLE IF NOT EXISTS buckets (
+	key     TEXT PRIMARY KEY,
+	tokens  REAL NOT NULL,    -- left after the last take
+	at      INTEGER NOT NULL, -- when it was taken
+	expires INTEGER NOT NULL  -- when it is full again, and may be forgotten
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS buckets_expires ON buckets (expires);
+
 CREATE TABLE IF NOT EXISTS sessions (
 	id            TEXT PRIMARY KEY,
 	user          TEXT NOT NULL,
@@ -139,7 +147,7 @@ func (s *SQLite) wrote(ctx context.Context) {
 		return
 	}
 	now := s.now().UnixNano()
-	for _, table := range []string{"keys", "slots", "counters"} {
+	for _, table := range []string{"keys", "slots", "counters", "buckets"} {
 		// A failed sweep is retried at the next one; the write it
 		// follows has succeeded and must not be reported as failed.
 		_, _ = s.w.ExecContext(ctx, "DELETE FROM "+table+" WHERE expires <= ?", now)
@@ -241,6 +249,45 @@ func (s *SQLite) Get(ctx context.Context, key string) (float64, error) {
 		return 0, fmt.Errorf("state: sqlite: %w", err)
 	}
 	return v, nil
+}
+
+// Take implements Store. The read and the write are one transaction on
+// the single writer connection, so no other take comes between them.
+func (s *SQLite) Take(ctx context.Context, key string, rate float64, burst, keep int) (time.Duration, error) {
+	keep, err := checkBucket(key, rate, burst, keep)
+	if err != nil {
+		return 0, err
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("state: sqlite: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	now := s.now()
+	var old bucket
+	var at int64
+	ok := true
+	err = tx.QueryRowContext(ctx, `SELECT tokens, at FROM buckets WHERE key = ?`, key).Scan(&old.tokens, &at)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		ok = false
+	case err != nil:
+		return 0, fmt.Errorf("state: sqlite: %w", err)
+	}
+	old.at = time.Unix(0, at)
+	b, wait := old.take(ok, now, rate, burst, keep)
+	if wait > 0 {
+		return wait, nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO buckets (key, tokens, at, expires) VALUES (?, ?, ?, ?)`,
+		key, b.tokens, b.at.UnixNano(), b.full(rate, burst).UnixNano()); err != nil {
+		return 0, fmt.Errorf("state: sqlite: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("state: sqlite: %w", err)
+	}
+	s.wrote(ctx)
+	return 0, nil
 }
 
 // sessionColumns are the sessions table's columns in the order

@@ -50,6 +50,14 @@ type Store interface {
 	// Get returns the counter key, 0 when it is absent or expired.
 	Get(ctx context.Context, key string) (float64, error)
 
+	// Take takes one token from the token bucket key when more than keep
+	// tokens are in it, and returns 0. Otherwise it takes nothing and
+	// returns how long until the bucket will hold keep+1. The bucket
+	// holds at most burst tokens, gains rate tokens a second and starts
+	// full; keep is at most burst-1. Time is the store's own clock, so
+	// replicas sharing a store share each bucket (the Slack rate budgets).
+	Take(ctx context.Context, key string, rate float64, burst, keep int) (time.Duration, error)
+
 	// PutSession inserts r, or replaces the record with r.ID.
 	PutSession(ctx context.Context, r SessionRecord) error
 	// Session returns the record id, and false when there is none.

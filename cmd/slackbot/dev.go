@@ -41,7 +41,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // serveDev starts the emulator, the bot and the page on listen, calls
 // ready with the page's address and serves until ctx ends.
 func serveDev(ctx context.Context, w *wiring, listen string, ready func(url string)) error {
-	srv, err := slacktest.New(slacktest.Options{})
+	// Slack's own rate limits, so that what the bot does under them shows
+	// here as it would in a workspace.
+	srv, err := slacktest.New(slacktest.Options{RateLimits: slacktest.SlackLimits()})
 	if err != nil {
 		return err
 	}

@@ -55,6 +55,10 @@ type Options struct {
 	// DisconnectGrace is how long a socket stays open after a disconnect
 	// message, so the client can open its replacement first; default 1 s.
 	DisconnectGrace time.Duration
+	// RateLimits, by method, are enforced as Slack enforces its tiers:
+	// a call over its budget is answered 429 with Retry-After. Nil
+	// enforces none; SlackLimits() are Slack's own.
+	RateLimits map[string]Limit
 }
 
 func (o *Options) defaults() {
@@ -105,6 +109,7 @@ type Server struct {
 
 	calls      []Call
 	rateLimits map[string]*injection
+	buckets    map[string]bucket // the enforced RateLimits
 	failures   map[string]*injection
 	ephemerals []Ephemeral
 	reactions  []Reaction
@@ -143,6 +148,7 @@ func New(opts Options) (*Server, error) {
 		users:      map[string]*User{},
 		tickets:    map[string]bool{},
 		rateLimits: map[string]*injection{},
+		buckets:    map[string]bucket{},
 		failures:   map[string]*injection{},
 		responses:  map[string]*responseURL{},
 		conns:      map[int]*conn{},

@@ -88,10 +88,12 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, name string) {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	status, body := s.call(name, token, p)
+	status, body, retryAfter := s.limited(name, p)
+	if status == 0 {
+		status, body = s.run(name, token, p)
+	}
 	if status == http.StatusTooManyRequests {
-		inj := s.rateLimits[name]
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(inj.retryAfter.Seconds()))))
+		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(retryAfter.Seconds())))))
 	}
 	errCode, _ := body["error"].(string)
 	s.calls = append(s.calls, Call{Method: name, At: time.Now(), Params: p, Status: status, Error: errCode})
@@ -99,14 +101,26 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, name string) {
 	writeJSON(w, status, body)
 }
 
-// call runs one method and returns the HTTP status and body; s.mu held.
-func (s *Server) call(name, token string, p url.Values) (int, map[string]any) {
+// limited answers 429 to a call over its budget: an injected rate limit
+// first, then the enforced RateLimits. It returns a zero status when the
+// call may run; s.mu held.
+func (s *Server) limited(name string, p url.Values) (int, map[string]any, time.Duration) {
+	if inj, ok := take(s.rateLimits, name); ok {
+		return http.StatusTooManyRequests, map[string]any{"ok": false, "error": "ratelimited"}, inj.retryAfter
+	}
+	if _, ok := methods[name]; ok {
+		if wait := s.takeToken(name, p.Get("channel")); wait > 0 {
+			return http.StatusTooManyRequests, map[string]any{"ok": false, "error": "ratelimited"}, wait
+		}
+	}
+	return 0, nil, 0
+}
+
+// run runs one method; s.mu held.
+func (s *Server) run(name, token string, p url.Values) (int, map[string]any) {
 	m, ok := methods[name]
 	if !ok {
 		return http.StatusOK, map[string]any{"ok": false, "error": "unknown_method"}
-	}
-	if _, ok := take(s.rateLimits, name); ok {
-		return http.StatusTooManyRequests, map[string]any{"ok": false, "error": "ratelimited"}
 	}
 	want, other := s.opts.BotToken, s.opts.AppToken
 	if m.appToken {

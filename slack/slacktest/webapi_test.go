@@ -196,6 +196,62 @@ func TestRateLimitIsSeenBySlackGo(t *testing.T) {
 	}
 }
 
+func TestEnforcedTiersAreTokenBucketsPerWorkspaceOrPerChannel(t *testing.T) {
+	t.Parallel()
+	srv, api := start(t, Options{RateLimits: map[string]Limit{
+		"chat.update":      {PerMinute: 1, Burst: 2},                   // a token a minute: none comes back during the test
+		"chat.postMessage": {PerMinute: 1, Burst: 1, PerChannel: true}, // one in each channel
+	}})
+	srv.AddChannel("C3", "third", true)
+	_, ts, err := api.PostMessage("C1", slack.MsgOptionText("first", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rl *slack.RateLimitedError
+	if _, _, err := api.PostMessage("C1", slack.MsgOptionText("second", false)); !errors.As(err, &rl) || rl.RetryAfter < 50*time.Second {
+		t.Fatalf("a second post in C1 with a burst of 1: %v, want a 429 asking to wait about a minute", err)
+	}
+	if _, _, err := api.PostMessage("C3", slack.MsgOptionText("elsewhere", false)); err != nil {
+		t.Fatalf("a post in another channel shares C1's budget: %v", err)
+	}
+	for i := range 2 {
+		if _, _, _, err := api.UpdateMessage("C1", ts, slack.MsgOptionText(fmt.Sprint("edit ", i), false)); err != nil {
+			t.Fatalf("update %d of a burst of 2: %v", i+1, err)
+		}
+	}
+	if _, _, _, err := api.UpdateMessage("C1", ts, slack.MsgOptionText("one too many", false)); !errors.As(err, &rl) {
+		t.Fatalf("a third update in the workspace: %v, want a 429", err)
+	}
+	if got := srv.BotMessages("C1"); len(got) != 1 || got[0].Text != "edit 1" {
+		t.Fatalf("a call answered 429 changed something: %+v", got)
+	}
+	limited := 0
+	for _, c := range srv.Calls("") {
+		if c.Status == 429 {
+			limited++
+		}
+	}
+	if limited != 2 {
+		t.Fatalf("%d calls recorded as 429, want 2", limited)
+	}
+}
+
+func TestSlackLimitsCoverTheTiers(t *testing.T) {
+	t.Parallel()
+	l := SlackLimits()
+	if u := l["chat.update"]; u.PerMinute != 50 || u.Burst < 1 || u.PerChannel {
+		t.Errorf("chat.update is tier 3 for the workspace: %+v", u)
+	}
+	if p := l["chat.postMessage"]; p.PerMinute != 60 || !p.PerChannel {
+		t.Errorf("chat.postMessage is one a second per channel: %+v", p)
+	}
+	for m := range l {
+		if _, ok := methods[m]; !ok {
+			t.Errorf("a limit for %s, which the emulator does not serve", m)
+		}
+	}
+}
+
 func TestSmallerMethods(t *testing.T) {
 	t.Parallel()
 	srv, api := start(t, Options{})

@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) state.Store) {
 		{"slots", slotTests},
 		{"claims", claimTests},
 		{"counters", counterTests},
+		{"buckets", bucketTests},
 		{"sessions", sessionTests},
 		{"health", healthTests},
 	}
@@ -377,6 +378,93 @@ var slotTests = []test{
 		})
 		if m := most.Load(); m > limit {
 			t.Fatalf("%d holders at once with a limit of %d", m, limit)
+		}
+	}},
+}
+
+// slow is a refill rate at which no token comes back during a test.
+const slow = 0.01 // a token every 100 s
+
+// took reads a Take: true when a token was taken.
+func took(t *testing.T) func(time.Duration, error) bool {
+	return func(wait time.Duration, err error) bool {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wait < 0 {
+			t.Fatalf("Take returned a negative wait %v", wait)
+		}
+		return wait == 0
+	}
+}
+
+var bucketTests = []test{
+	{"a new bucket gives its burst at once, then says how long to wait", func(t *testing.T, s state.Store) {
+		for i := range 3 {
+			if !took(t)(s.Take(ctx, "chat.update", slow, 3, 0)) {
+				t.Fatalf("take %d of a burst of 3 was refused", i+1)
+			}
+		}
+		wait, err := s.Take(ctx, "chat.update", slow, 3, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One token takes 100 s at this rate; the takes above took far
+		// less than 10 s, however slow the machine.
+		if wait < 90*time.Second || wait > 100*time.Second {
+			t.Fatalf("an empty bucket at one token per 100 s asks to wait %v", wait)
+		}
+		if !took(t)(s.Take(ctx, "chat.delete", slow, 3, 0)) {
+			t.Fatal("an empty bucket refused a take from another bucket")
+		}
+	}},
+	{"tokens come back at the bucket's rate", func(t *testing.T, s state.Store) {
+		took(t)(s.Take(ctx, "fast", 20, 1, 0))
+		eventually(t, 10*time.Millisecond, "no token came back at 20 a second", func() bool {
+			return took(t)(s.Take(ctx, "fast", 20, 1, 0))
+		})
+	}},
+	{"keep leaves tokens that only a take with a lower keep may have", func(t *testing.T, s state.Store) {
+		for i := range 2 {
+			if !took(t)(s.Take(ctx, "b", slow, 4, 2)) {
+				t.Fatalf("take %d keeping 2 of 4 was refused", i+1)
+			}
+		}
+		if took(t)(s.Take(ctx, "b", slow, 4, 2)) {
+			t.Fatal("a take keeping 2 tokens emptied the bucket below 2")
+		}
+		for i := range 2 {
+			if !took(t)(s.Take(ctx, "b", slow, 4, 0)) {
+				t.Fatalf("take %d keeping nothing was refused with tokens left", i+1)
+			}
+		}
+		if took(t)(s.Take(ctx, "b", slow, 4, 0)) {
+			t.Fatal("an empty bucket gave a token")
+		}
+	}},
+	{"keep is clamped below the burst", func(t *testing.T, s state.Store) {
+		if !took(t)(s.Take(ctx, "b", slow, 2, 5)) {
+			t.Fatal("a full bucket refused a take whose keep exceeds the burst")
+		}
+	}},
+	{"of 50 concurrent takes exactly the burst succeed", func(t *testing.T, s state.Store) {
+		var n atomic.Int64
+		concurrently(50, func(int) {
+			if took(t)(s.Take(ctx, "shared", slow, 10, 0)) {
+				n.Add(1)
+			}
+		})
+		if n.Load() != 10 {
+			t.Fatalf("%d of 50 concurrent takes from a bucket of 10 succeeded", n.Load())
+		}
+	}},
+	{"a bucket that cannot refill is an error", func(t *testing.T, s state.Store) {
+		if _, err := s.Take(ctx, "b", 0, 3, 0); err == nil {
+			t.Fatal("a rate of 0 was accepted")
+		}
+		if _, err := s.Take(ctx, "b", 1, 0, 0); err == nil {
+			t.Fatal("a burst of 0 was accepted")
 		}
 	}},
 }

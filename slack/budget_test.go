@@ -1,0 +1,244 @@
+package slack_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/slackbot/slackbot/agent"
+	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/llm/llmtest"
+	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/state"
+	"github.com/slackbot/slackbot/state/redistest"
+)
+
+// The budget tests run Slack's tiers twelve times faster: every budget of
+// a minute is spent in five seconds, bursts keep their size. A test of
+// some fifteen seconds is then three minutes of a busy workspace, and 30
+// sessions refreshing their progress at will would ask for six times
+// chat.update's budget.
+const (
+	timeScale      = 12
+	budgetSessions = 30
+	sessionTurns   = 20                     // progress steps of each session, then the answer
+	turnTime       = 500 * time.Millisecond // the model's time per step
+	answerDelay    = 2 * time.Second        // the most an answer may land after its session ended
+	maxLimitedRate = 0.05                   // the share of the bot's calls Slack may answer 429
+)
+
+// scaled returns limits twelve times faster, bursts kept.
+func scaled[L any](limits map[string]L, scale func(L) L) map[string]L {
+	out := map[string]L{}
+	for m, l := range limits {
+		out[m] = scale(l)
+	}
+	return out
+}
+
+// budgetWorld is a world whose emulator enforces Slack's tiers and whose
+// bot keeps to its own defaults, both at timeScale.
+func budgetWorld(t *testing.T, store state.Store) *world {
+	emulator := scaled(slacktest.SlackLimits(), func(l slacktest.Limit) slacktest.Limit { l.PerMinute *= timeScale; return l })
+	return newWorldAt(t, emulator, store, nil, func(c *config.Config, _ *agent.Runner) {
+		c.Slack.RateLimits = scaled(config.DefaultSlackRateLimits, func(l config.RateLimit) config.RateLimit { l.PerMinute *= timeScale; return l })
+		c.Slack.ProgressInterval = config.Duration(200 * time.Millisecond)
+		c.Slack.MaxConcurrentSessions = budgetSessions
+		c.Slack.ShutdownGrace = config.Duration(20 * time.Second)
+		a := c.Agents[bottestAgent]
+		a.MaxTurns = sessionTurns + 2
+		a.Tools = append(a.Tools, agent.TaskStatusTool)
+	})
+}
+
+const bottestAgent = "assistant"
+
+// heavy lets one budget test run at a time: each keeps both cores busy for
+// a while, and its 2 s bound is about the bot, not about a twin test
+// competing for the same cores.
+var heavy sync.Mutex
+
+var (
+	questionRe = regexp.MustCompile(`question (\d+)`)
+	busyRe     = regexp.MustCompile(`busy: updates every (\d+) s`)
+)
+
+// slowSessions asks budgetSessions questions at once, one per channel. Each
+// session takes sessionTurns progress steps of turnTime, then every
+// session's final report leaves the model at the same moment, so thirty
+// answers meet a chat.update budget progress has been spending. It
+// returns the threads and when each session's report left the model.
+func slowSessions(t *testing.T, w *world) (threads map[int]string, ended func() map[int]time.Time) {
+	t.Helper()
+	var mu sync.Mutex
+	end := map[int]time.Time{}
+	turns := map[int]int{}
+	finals := 0
+	release := make(chan struct{})
+	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		var n int
+		if m := questionRe.FindStringSubmatch(lastUserText(r)); m != nil {
+			fmt.Sscan(m[1], &n)
+		}
+		time.Sleep(turnTime)
+		mu.Lock()
+		turns[n]++
+		turn := turns[n]
+		if turn > sessionTurns {
+			if finals++; finals == budgetSessions {
+				close(release)
+			}
+		}
+		mu.Unlock()
+		if turn <= sessionTurns {
+			return call(agent.TaskStatusTool, fmt.Sprintf(`{"status":"in-progress","done":"","pending":"more","now":"step %d","ready_for_final_report":false,"need_to_run_more_tools":true}`, turn))
+		}
+		<-release
+		mu.Lock()
+		end[n] = time.Now()
+		mu.Unlock()
+		return textReport(fmt.Sprintf("Answer to question %d.", n))
+	})
+	threads = map[int]string{}
+	for i := range budgetSessions {
+		threads[i] = w.srv.Mention(fmt.Sprintf("C0LOAD%02d", i), asker, fmt.Sprintf("question %d", i))
+	}
+	return threads, func() map[int]time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(end)
+	}
+}
+
+// checkBudget waits for every answer and every progress message to be
+// settled, then checks the issue's promises and logs the figures.
+func checkBudget(t *testing.T, w *world, threads map[int]string, ended func() map[int]time.Time) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	channelOf := func(i int) string { return fmt.Sprintf("C0LOAD%02d", i) }
+	answered := func(i int) bool {
+		for _, m := range w.srv.BotMessages(channelOf(i)) {
+			if strings.Contains(messageText(m), fmt.Sprintf("Answer to question %d.", i)) {
+				return true
+			}
+		}
+		return false
+	}
+	unsettled := func() []int {
+		var out []int
+		for i := range budgetSessions {
+			for _, m := range w.srv.BotMessages(channelOf(i)) {
+				if strings.Contains(string(m.Blocks), "slackbot_stop") {
+					out = append(out, i)
+				}
+			}
+		}
+		return out
+	}
+	err := w.srv.WaitFor(ctx, func() bool {
+		for i := range budgetSessions {
+			if !answered(i) {
+				return false
+			}
+		}
+		return len(unsettled()) == 0
+	})
+	if err != nil {
+		t.Fatalf("not every session was answered and settled: %v; unsettled progress in %v", err, unsettled())
+	}
+
+	// Each answer landed within answerDelay of its session's end, as the
+	// model server and the emulator recorded them.
+	ends := ended()
+	var worst time.Duration
+	for i := range budgetSessions {
+		want := fmt.Sprintf("Answer to question %d.", i)
+		var landed time.Time
+		for _, c := range w.srv.Calls("") {
+			if c.Status == 200 && c.Error == "" && c.Params.Get("channel") == channelOf(i) && strings.Contains(c.Params.Get("text")+c.Params.Get("blocks"), want) {
+				landed = c.At
+				break
+			}
+		}
+		if landed.IsZero() || ends[i].IsZero() {
+			t.Fatalf("session %d: no record of its end (%v) or of its answer (%v)", i, ends[i], landed)
+		}
+		worst = max(worst, landed.Sub(ends[i]))
+	}
+	if worst > answerDelay {
+		t.Errorf("an answer landed %v after its session ended, over %v", worst, answerDelay)
+	}
+
+	// Few calls were refused, and progress was visibly slowed.
+	calls := w.srv.Calls("")
+	perMethod := map[string][2]int{}
+	limited := 0
+	slowest := 0 // the longest refresh interval a progress message announced, in seconds
+	for _, c := range calls {
+		n := perMethod[c.Method]
+		n[0]++
+		if c.Status == 429 {
+			n[1]++
+			limited++
+		}
+		perMethod[c.Method] = n
+		if m := busyRe.FindStringSubmatch(c.Params.Get("blocks")); m != nil {
+			var secs int
+			fmt.Sscan(m[1], &secs)
+			slowest = max(slowest, secs)
+		}
+	}
+	share := float64(limited) / float64(len(calls))
+	if share > maxLimitedRate {
+		t.Errorf("%d of %d calls (%.1f%%) were answered 429, over %.0f%%", limited, len(calls), 100*share, 100*maxLimitedRate)
+	}
+	if slowest == 0 {
+		t.Error("no progress message said its updates were slowed")
+	}
+	for _, m := range slices.Sorted(maps.Keys(perMethod)) {
+		t.Logf("%-28s %4d calls, %d answered 429", m, perMethod[m][0], perMethod[m][1])
+	}
+	t.Logf("%d calls, %.2f%% answered 429; worst answer %v after its session's end; progress refreshed every %d s at most", len(calls), 100*share, worst.Round(time.Millisecond), slowest)
+	for i, b := range w.bots {
+		st := b.RateStats()
+		u := st.Methods["chat.update"]
+		t.Logf("replica %d: chat.update %d calls, waited %v at most, utilisation %.2f; progress interval now %v", i+1, u.Calls, u.MaxWait.Round(time.Millisecond), u.Utilisation, st.ProgressInterval)
+	}
+}
+
+func TestThirtySlowSessionsAtOnceStayWithinSlacksBudgetsAndAnswerPromptly(t *testing.T) {
+	t.Parallel()
+	heavy.Lock()
+	t.Cleanup(heavy.Unlock) // the first cleanup runs last, after the bot has stopped
+	w := budgetWorld(t, state.NewMemory())
+	threads, ended := slowSessions(t, w)
+	checkBudget(t, w, threads, ended)
+}
+
+func TestTwoReplicasOnOneRedisShareOneWorkspacesBudget(t *testing.T) {
+	t.Parallel()
+	heavy.Lock()
+	t.Cleanup(heavy.Unlock) // the first cleanup runs last, after the bot has stopped
+	srv := redistest.Start(t)
+	store, err := state.DialRedis(context.Background(), srv.URL(), "budget:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	w := budgetWorld(t, store)
+	w.replica()
+	threads, ended := slowSessions(t, w)
+	checkBudget(t, w, threads, ended)
+	for i, b := range w.bots {
+		if b.RateStats().Methods["chat.update"].Calls == 0 {
+			t.Errorf("replica %d made no chat.update call: the load was not shared", i+1)
+		}
+	}
+}

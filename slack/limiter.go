@@ -1,0 +1,462 @@
+package slack
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/state"
+)
+
+// The rate limiter stands in front of every Web API call the bot makes, as
+// the RoundTripper of slack-go's HTTP client: it reads the method from the
+// URL and, for methods budgeted per channel, the channel from the form
+// body, and waits for a token of that method's budget (method × workspace,
+// or method × channel) before the call leaves. The buckets live in the
+// state store, so replicas sharing a store share one workspace's budget.
+//
+// Calls waiting for the same bucket queue by priority, oldest first within
+// a priority, and a low priority may only take a token while the bucket
+// keeps a reserve for the higher ones: a final answer never queues behind
+// a progress refresh, and refreshes cannot drain the budget answers need.
+// A 429 teaches the limiter: the bucket is closed for Retry-After, and its
+// rate halved for a minute (and again at each further 429).
+
+// priority orders calls waiting for the same budget; lower goes first.
+type priority int
+
+const (
+	prioAnswer   priority = iota // a final answer and its continuation messages
+	prioNote                     // error, "stopped" and "interrupted" notes, refusals
+	prioFirst                    // the first progress message, "queued", reads before a session
+	prioSettle                   // settling a progress message an answer made stale
+	prioRefresh                  // progress refreshes
+	prioCosmetic                 // reactions and the assistant status
+	numPriorities
+)
+
+// reserve is the share of a bucket's burst that a priority must leave in
+// it: refreshes and cosmetic calls stop while answers could still use it.
+var reserve = [numPriorities]float64{prioSettle: 0.2, prioRefresh: 0.3, prioCosmetic: 0.5}
+
+// callKey is the context key of a call's options.
+type callKey struct{}
+
+// callOpts ride on a request's context from the code that makes the call.
+type callOpts struct {
+	prio priority
+	// paid, when set and true, is a token already taken (by takeNow) for
+	// the next call of this context; the call spends it instead of waiting.
+	paid *paid
+}
+
+// paid is a token taken ahead of the call that spends it.
+type paid struct {
+	mu     sync.Mutex
+	method string
+	ok     bool
+}
+
+// spend reports whether a token for method was paid, and uses it up.
+func (p *paid) spend(method string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ok && p.method == method {
+		p.ok = false
+		return true
+	}
+	return false
+}
+
+// withPriority marks the Web API calls made with ctx.
+func withPriority(ctx context.Context, p priority) context.Context {
+	o, _ := ctx.Value(callKey{}).(callOpts)
+	o.prio = p
+	return context.WithValue(ctx, callKey{}, o)
+}
+
+func optsOf(ctx context.Context) callOpts {
+	o, ok := ctx.Value(callKey{}).(callOpts)
+	if !ok {
+		o.prio = prioFirst
+	}
+	return o
+}
+
+// clock is the limiter's time, injected by its tests.
+type clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                         { return time.Now() }
+func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Learning from 429s.
+const (
+	penaltyPeriod = time.Minute // a lowered rate holds this long after the last 429
+	minPenalty    = 1.0 / 8     // the lowest a 429 brings a rate to
+)
+
+// limit is a method's budget, resolved.
+type limit struct {
+	rate       float64 // tokens a second
+	burst      int
+	perChannel bool
+}
+
+// limiter budgets the Web API calls; see the comment at the top.
+type limiter struct {
+	next     http.RoundTripper
+	store    state.Store
+	local    *state.Memory // when the store fails, this process's own buckets
+	clock    clock
+	log      *zap.Logger
+	limits   map[string]limit
+	mu       sync.Mutex
+	team     string
+	queues   map[string]*queue
+	methods  map[string]*methodStats
+	seq      uint64
+	records  int
+	warnedAt time.Time
+}
+
+// pruneEvery is how many calls pass between two sweeps of idle queues.
+const pruneEvery = 1024
+
+// prune forgets the queues of buckets nobody waits for, that learnt
+// nothing from a 429 and were not used in the last two minutes (one per
+// channel the bot ever posted in would otherwise pile up); l.mu held.
+func (l *limiter) prune(now time.Time) {
+	for k, q := range l.queues {
+		q.used.roll(now)
+		if len(q.waiting) == 0 && q.penalty == 1 && !now.Before(q.closedUntil) && q.used.cur == 0 && q.used.prev == 0 {
+			delete(l.queues, k)
+		}
+	}
+}
+
+// queue is one bucket's waiting calls and what 429s taught about it.
+type queue struct {
+	method       string
+	waiting      []*waiter // by priority, then arrival
+	closedUntil  time.Time // Retry-After of the last 429
+	penalty      float64   // the rate's multiplier, 1 without 429s
+	penaltyUntil time.Time
+	used         window
+}
+
+type waiter struct {
+	prio priority
+	seq  uint64
+	wake chan struct{}
+}
+
+// errNoBudget is what wait returns, when told not to wait, if no token is
+// free at once.
+var errNoBudget = errors.New("slack: no rate budget left at once")
+
+func newLimiter(next http.RoundTripper, store state.Store, limits map[string]config.RateLimit, clk clock, log *zap.Logger) *limiter {
+	l := &limiter{next: next, store: store, clock: clk, log: log, limits: map[string]limit{},
+		queues: map[string]*queue{}, methods: map[string]*methodStats{}}
+	l.local = state.NewMemoryAt(clk.Now)
+	for m, rl := range limits {
+		l.limits[m] = limit{rate: rl.PerMinute / 60, burst: rl.Burst, perChannel: rl.Per == config.PerChannel}
+	}
+	return l
+}
+
+// setWorkspace names the workspace the budgets belong to (auth.test's
+// team), so replicas of the same app in the same workspace share them.
+func (l *limiter) setWorkspace(team string) {
+	l.mu.Lock()
+	l.team = team
+	l.mu.Unlock()
+}
+
+// RoundTrip waits for the call's budget, makes the call, and learns from
+// a 429. Once a token is spent the call is no longer cancelled with its
+// context (only its deadline holds): a call that may already have reached
+// Slack is waited for, so nothing the caller stopped lands later.
+func (l *limiter) RoundTrip(req *http.Request) (*http.Response, error) {
+	method := path.Base(req.URL.Path)
+	lim, limited := l.limits[method]
+	channel := ""
+	if limited && lim.perChannel {
+		var err error
+		if channel, err = channelOf(req); err != nil {
+			return nil, err
+		}
+	}
+	o := optsOf(req.Context())
+	start := l.clock.Now()
+	if limited && (o.paid == nil || !o.paid.spend(method)) {
+		if err := l.wait(req.Context(), method, channel, o.prio, false); err != nil {
+			return nil, err
+		}
+	}
+	waited := l.clock.Now().Sub(start)
+	ctx, cancel := detach(req.Context())
+	resp, err := l.next.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+	} else {
+		resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+	}
+	l.record(method, channel, waited, resp)
+	return resp, err
+}
+
+// takeNow takes a token of method's budget for channel if one is free at
+// once; the returned context's next call of method spends it.
+func (l *limiter) takeNow(ctx context.Context, method, channel string, p priority) (context.Context, bool) {
+	if _, ok := l.limits[method]; !ok {
+		return withPriority(ctx, p), true
+	}
+	if l.wait(ctx, method, channel, p, true) != nil {
+		return ctx, false
+	}
+	o := optsOf(ctx)
+	o.prio, o.paid = p, &paid{method: method, ok: true}
+	return context.WithValue(ctx, callKey{}, o), true
+}
+
+// key is the bucket of a call.
+func (l *limiter) key(method, channel string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.keyLocked(method, channel)
+}
+
+// keyLocked is key with l.mu held.
+func (l *limiter) keyLocked(method, channel string) string {
+	k := "slack-rate:" + l.team + ":" + method
+	if l.limits[method].perChannel {
+		k += ":" + channel
+	}
+	return k
+}
+
+// wait queues for a token of method (in channel, where budgets are per
+// channel) at priority p. With now it does not wait: it returns
+// errNoBudget unless a token is free at once.
+func (l *limiter) wait(ctx context.Context, method, channel string, p priority, now bool) error {
+	lim := l.limits[method]
+	key := l.key(method, channel)
+	keep := int(reserve[p] * float64(lim.burst))
+	l.mu.Lock()
+	q := l.queues[key]
+	if q == nil {
+		q = &queue{method: method, penalty: 1}
+		l.queues[key] = q
+	}
+	l.seq++
+	w := &waiter{prio: p, seq: l.seq, wake: make(chan struct{}, 1)}
+	i := 0
+	for i < len(q.waiting) && q.waiting[i].prio <= p {
+		i++
+	}
+	q.waiting = append(q.waiting[:i], append([]*waiter{w}, q.waiting[i:]...)...)
+	l.mu.Unlock()
+	defer l.leave(q, w)
+
+	for {
+		l.mu.Lock()
+		head := q.waiting[0] == w
+		t := l.clock.Now()
+		closed := q.closedUntil.Sub(t)
+		if !t.Before(q.penaltyUntil) && q.penalty < 1 {
+			q.penalty = min(1, q.penalty*2)
+			q.penaltyUntil = t.Add(penaltyPeriod)
+		}
+		rate := lim.rate * q.penalty
+		l.mu.Unlock()
+		var d time.Duration
+		switch {
+		case !head && now:
+			return errNoBudget
+		case !head:
+			d = -1 // until woken
+		case closed > 0:
+			if now {
+				return errNoBudget
+			}
+			d = closed
+		default:
+			var err error
+			d, err = l.take(ctx, key, rate, lim.burst, keep)
+			if err != nil {
+				return err
+			}
+			if d == 0 {
+				return nil
+			}
+			if now {
+				return errNoBudget
+			}
+		}
+		var timer <-chan time.Time
+		if d >= 0 {
+			timer = l.clock.After(d)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-w.wake:
+		case <-timer:
+		}
+	}
+}
+
+// take takes from the shared bucket, or from this process's own when the
+// store fails: a store that stopped answering must not stop the bot.
+func (l *limiter) take(ctx context.Context, key string, rate float64, burst, keep int) (time.Duration, error) {
+	d, err := l.store.Take(ctx, key, rate, burst, keep)
+	if err == nil {
+		return d, nil
+	}
+	if ctx.Err() != nil {
+		return 0, ctx.Err()
+	}
+	l.mu.Lock()
+	warn := l.clock.Now().Sub(l.warnedAt) > time.Minute
+	if warn {
+		l.warnedAt = l.clock.Now()
+	}
+	l.mu.Unlock()
+	if warn {
+		l.log.Warn("the shared Slack rate budget is unavailable; budgeting this replica alone", zap.Error(err))
+	}
+	return l.local.Take(ctx, key, rate, burst, keep)
+}
+
+// leave takes w out of its queue and wakes the next head.
+func (l *limiter) leave(q *queue, w *waiter) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, x := range q.waiting {
+		if x == w {
+			q.waiting = append(q.waiting[:i], q.waiting[i+1:]...)
+			break
+		}
+	}
+	if len(q.waiting) > 0 {
+		select {
+		case q.waiting[0].wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// learn closes a bucket for Retry-After and lowers its rate.
+func (l *limiter) learn(q *queue, retryAfter time.Duration) {
+	now := l.clock.Now()
+	q.closedUntil = now.Add(max(retryAfter, time.Second))
+	q.penalty = max(q.penalty/2, minPenalty)
+	q.penaltyUntil = now.Add(penaltyPeriod)
+}
+
+// rate is the budget of method now, in calls a second (lowered by recent
+// 429s); 0 when the method is not limited.
+func (l *limiter) rate(method string) float64 {
+	lim, ok := l.limits[method]
+	if !ok || lim.perChannel {
+		return lim.rate
+	}
+	key := l.key(method, "")
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if q := l.queues[key]; q != nil {
+		return lim.rate * q.penalty
+	}
+	return lim.rate
+}
+
+// record counts a call, its wait and a 429.
+func (l *limiter) record(method, channel string, waited time.Duration, resp *http.Response) {
+	key := l.key(method, channel)
+	now := l.clock.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m := l.methods[method]
+	if m == nil {
+		m = &methodStats{}
+		l.methods[method] = m
+	}
+	m.calls++
+	m.wait += waited
+	m.lastWait = waited
+	m.maxWait = max(m.maxWait, waited)
+	q := l.queues[key]
+	if q == nil {
+		q = &queue{method: method, penalty: 1}
+		l.queues[key] = q
+	}
+	q.used.add(now)
+	if l.records++; l.records%pruneEvery == 0 {
+		l.prune(now)
+	}
+	if resp != nil && resp.StatusCode == http.StatusTooManyRequests {
+		m.limited++
+		secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+		l.learn(q, time.Duration(secs)*time.Second)
+	}
+}
+
+// channelOf reads the channel a call is about from its form body, and
+// puts the body back for the transport.
+func channelOf(req *http.Request) (string, error) {
+	if req.Body == nil {
+		return req.URL.Query().Get("channel"), nil
+	}
+	body, err := io.ReadAll(req.Body)
+	_ = req.Body.Close()
+	if err != nil {
+		return "", err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	if ct, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type")); ct != "application/x-www-form-urlencoded" {
+		return req.URL.Query().Get("channel"), nil
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		return "", nil
+	}
+	return form.Get("channel"), nil
+}
+
+// detach keeps ctx's values and deadline but not its cancellation.
+func detach(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := context.WithoutCancel(ctx)
+	if dl, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(d, dl)
+	}
+	return context.WithCancel(d)
+}
+
+// cancelBody releases the detached context when the response is read.
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}

@@ -1,0 +1,440 @@
+package slack
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/state"
+	"github.com/slackbot/slackbot/state/redistest"
+)
+
+// fakeClock is a clock the test moves; timers fire when it passes them.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []fakeTimer
+}
+
+type fakeTimer struct {
+	at time.Time
+	ch chan time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	if d <= 0 {
+		ch <- c.now
+		return ch
+	}
+	c.timers = append(c.timers, fakeTimer{at: c.now.Add(d), ch: ch})
+	return ch
+}
+
+// advance moves the clock and fires the timers it passes.
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	kept := c.timers[:0]
+	for _, t := range c.timers {
+		if t.at.After(c.now) {
+			kept = append(kept, t)
+			continue
+		}
+		t.ch <- c.now
+	}
+	c.timers = kept
+}
+
+// testLimiter budgets chat.update (workspace) and chat.postMessage
+// (channel) as given, on a memory store that reads the fake clock.
+func testLimiter(t *testing.T, clk *fakeClock, next http.RoundTripper, limits map[string]config.RateLimit) *limiter {
+	t.Helper()
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	l := newLimiter(next, state.NewMemoryAt(clk.Now), limits, clk, zap.NewNop())
+	l.setWorkspace("T1")
+	return l
+}
+
+// waiting is how many calls of method wait in the limiter.
+func waiting(l *limiter, method string) int { return l.stats()[method].Waiting }
+
+// eventually waits (in real time, briefly) for cond; the limiter's
+// goroutines need a moment to reach their queue.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// grants advances the clock a second at a time until n calls were granted,
+// and returns them in order.
+func grants(t *testing.T, clk *fakeClock, got <-chan string, n int) []string {
+	t.Helper()
+	var order []string
+	for tries := 0; len(order) < n; tries++ {
+		if tries > 50*n {
+			t.Fatalf("only %d of %d calls were granted: %v", len(order), n, order)
+		}
+		clk.advance(time.Second)
+		select {
+		case name := <-got:
+			order = append(order, name)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return order
+}
+
+func TestCallsWaitingForOneBudgetGoInPriorityOrder(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	l := testLimiter(t, clk, nil, map[string]config.RateLimit{"chat.update": {PerMinute: 60, Burst: 1}})
+	ctx := context.Background()
+	if err := l.wait(ctx, "chat.update", "", prioRefresh, false); err != nil { // the only token
+		t.Fatal(err)
+	}
+	arrivals := []struct {
+		name string
+		prio priority
+	}{
+		{"cosmetic", prioCosmetic}, {"refresh 1", prioRefresh}, {"settle", prioSettle},
+		{"first progress", prioFirst}, {"refresh 2", prioRefresh}, {"note", prioNote}, {"answer", prioAnswer},
+	}
+	got := make(chan string, len(arrivals))
+	var wg sync.WaitGroup
+	for i, a := range arrivals {
+		wg.Go(func() {
+			if err := l.wait(ctx, "chat.update", "", a.prio, false); err != nil {
+				t.Error(err)
+			}
+			got <- a.name
+		})
+		eventually(t, a.name+" to queue", func() bool { return waiting(l, "chat.update") == i+1 })
+	}
+	order := grants(t, clk, got, len(arrivals))
+	wg.Wait()
+	want := "answer, note, first progress, settle, refresh 1, refresh 2, cosmetic"
+	if strings.Join(order, ", ") != want {
+		t.Fatalf("granted in the order %v, want %s", order, want)
+	}
+}
+
+func TestRefreshesLeaveAReserveThatOnlyAnswersAndNotesMayTake(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	l := testLimiter(t, clk, nil, map[string]config.RateLimit{"chat.update": {PerMinute: 1, Burst: 10}})
+	ctx := context.Background()
+	count := func(p priority) int {
+		n := 0
+		for ; n < 20; n++ {
+			if _, ok := l.takeNow(ctx, "chat.update", "", p); !ok {
+				break
+			}
+		}
+		return n
+	}
+	if n := count(prioCosmetic); n != 5 {
+		t.Fatalf("cosmetic calls took %d of 10 tokens, want 5 (half kept)", n)
+	}
+	if n := count(prioRefresh); n != 2 {
+		t.Fatalf("refreshes took %d more, want 2 (3 kept)", n)
+	}
+	if n := count(prioAnswer); n != 3 {
+		t.Fatalf("an answer found %d tokens in the reserve, want 3", n)
+	}
+}
+
+func TestA429ClosesTheBudgetForRetryAfterAndHalvesItsRateForAWhile(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.Header().Set("Retry-After", "5")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
+	defer srv.Close()
+	clk := newFakeClock()
+	l := testLimiter(t, clk, nil, map[string]config.RateLimit{"chat.update": {PerMinute: 60, Burst: 10}})
+	post := func() int {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/api/chat.update", strings.NewReader("channel=C1"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := l.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if post() != http.StatusTooManyRequests {
+		t.Fatal("the server did not answer 429")
+	}
+	if _, ok := l.takeNow(context.Background(), "chat.update", "", prioAnswer); ok {
+		t.Fatal("a token was given while Slack asked to wait 5 s")
+	}
+	if got := l.rate("chat.update"); got != 0.5 {
+		t.Fatalf("rate after a 429 = %v a second, want 0.5 (half of 1)", got)
+	}
+	clk.advance(5 * time.Second)
+	if _, ok := l.takeNow(context.Background(), "chat.update", "", prioAnswer); !ok {
+		t.Fatal("no token after Retry-After passed")
+	}
+	if post() != http.StatusOK {
+		t.Fatal("the call after the wait failed")
+	}
+	st := l.stats()["chat.update"]
+	if st.Calls != 2 || st.RateLimited != 1 || st.PerMinute != 30 {
+		t.Fatalf("stats %+v, want 2 calls, 1 rate limited, a budget of 30 a minute", st)
+	}
+	clk.advance(penaltyPeriod)
+	if _, ok := l.takeNow(context.Background(), "chat.update", "", prioAnswer); !ok {
+		t.Fatal("no token a minute later")
+	}
+	if got := l.rate("chat.update"); got != 1 {
+		t.Fatalf("rate a minute after the last 429 = %v a second, want 1 again", got)
+	}
+}
+
+func TestEveryRefreshingSessionGetsItsTurn(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	l := testLimiter(t, clk, nil, map[string]config.RateLimit{"chat.update": {PerMinute: 60, Burst: 1}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := l.wait(ctx, "chat.update", "", prioRefresh, false); err != nil { // the only token
+		t.Fatal(err)
+	}
+	// Five sessions ask for a refresh again as soon as they had one, far
+	// more than one token a second allows.
+	const sessions, rounds = 5, 6
+	got := make(chan string, sessions)
+	var wg sync.WaitGroup
+	for i := range sessions {
+		name := string(rune('a' + i))
+		wg.Go(func() {
+			for l.wait(ctx, "chat.update", "", prioRefresh, false) == nil {
+				got <- name
+			}
+		})
+	}
+	var order []string
+	for range sessions * rounds {
+		// Every session is waiting again before the next token comes.
+		eventually(t, "every session to queue", func() bool { return waiting(l, "chat.update") == sessions })
+		order = append(order, grants(t, clk, got, 1)...)
+	}
+	cancel()
+	clk.advance(time.Hour)
+	wg.Wait()
+	counts := map[string]int{}
+	for _, n := range order {
+		counts[n]++
+	}
+	for i := range sessions {
+		if n := counts[string(rune('a'+i))]; n != rounds {
+			t.Fatalf("session %c had %d of %d refreshes: %v", 'a'+i, n, sessions*rounds, order)
+		}
+	}
+}
+
+func TestChatPostMessageIsBudgetedPerChannel(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		_, _ = w.Write([]byte(`{"ok":true,"channel":"` + r.Form.Get("channel") + `"}`))
+	}))
+	defer srv.Close()
+	clk := newFakeClock()
+	l := testLimiter(t, clk, nil, map[string]config.RateLimit{"chat.postMessage": {PerMinute: 1, Burst: 2, Per: config.PerChannel}})
+	post := func(ctx context.Context, channel string) error {
+		form := url.Values{"channel": {channel}, "text": {"hi"}}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/api/chat.postMessage", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := l.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	for _, ch := range []string{"C1", "C1", "C2", "C2"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := post(ctx, ch); err != nil {
+			t.Fatalf("post in %s: %v", ch, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := post(ctx, "C1"); err == nil {
+		t.Fatal("a third post in C1 went out with a burst of 2 and no refill")
+	}
+	if u := l.stats()["chat.postMessage"].Utilisation; u != 2 {
+		t.Fatalf("utilisation %v, want 2 (two posts in the busiest channel against one a minute)", u)
+	}
+	// A post that waits for C1's next token counts its wait.
+	done := make(chan error, 1)
+	go func() { done <- post(context.Background(), "C1") }()
+	eventually(t, "the post to queue", func() bool { return waiting(l, "chat.postMessage") == 1 })
+	var err error
+	for i := 0; ; i++ {
+		if i == 100 {
+			t.Fatal("the post did not go out after 1000 s of its clock")
+		}
+		clk.advance(10 * time.Second)
+		select {
+		case err = <-done:
+		case <-time.After(10 * time.Millisecond): // the post may not have set its timer yet
+			continue
+		}
+		break
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := l.stats()["chat.postMessage"]
+	if st.Calls != 5 || st.LastWait < time.Minute-10*time.Second || st.MaxWait != st.LastWait || st.Wait != st.LastWait {
+		t.Fatalf("stats %+v: want 5 calls, the last having waited about a minute for its token", st)
+	}
+}
+
+func TestProgressRefreshesStretchToFitTheBudgetAndSaySo(t *testing.T) {
+	t.Parallel()
+	tier3 := 50.0 / 60
+	for _, tc := range []struct {
+		live int
+		want time.Duration
+	}{
+		{0, 2 * time.Second},
+		{1, 2 * time.Second},   // 30 a minute fit in 60% of 50
+		{30, 60 * time.Second}, // 30 sessions share 30 calls a minute
+		{100, 200 * time.Second},
+	} {
+		got := stretch(2*time.Second, tc.live, tier3)
+		if (got - tc.want).Abs() > time.Millisecond {
+			t.Errorf("%d sessions: every %v, want %v", tc.live, got, tc.want)
+		}
+		if tc.live > 0 {
+			if perSecond := float64(tc.live) / got.Seconds(); perSecond > progressShare*tier3+1e-9 {
+				t.Errorf("%d sessions refresh %v times a second, over %v", tc.live, perSecond, progressShare*tier3)
+			}
+		}
+	}
+	if got := stretch(2*time.Second, 30, 0); got != 2*time.Second {
+		t.Errorf("an unlimited chat.update stretched refreshes to %v", got)
+	}
+	if s := slowed(2*time.Second, 2*time.Second); s != "" {
+		t.Errorf("unslowed refreshes say %q", s)
+	}
+	if s := slowed(2*time.Second, 20*time.Second); s != "busy: updates every 20 s" {
+		t.Errorf("slowed refreshes say %q", s)
+	}
+	p := newProgress(&Bot{}, request{channel: "C1"}, "s1")
+	p.busy = "busy: updates every 20 s"
+	if text := blockText(p.render("")); !strings.Contains(text, "busy: updates every 20 s") {
+		t.Errorf("the progress message does not say it is slowed:\n%s", text)
+	}
+}
+
+func TestReplicasSharingAStorePaceTheirProgressByTheirSum(t *testing.T) {
+	t.Parallel()
+	store := state.NewMemory()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tier3 := func() float64 { return 50.0 / 60 }
+	a := &pacer{base: 2 * time.Second, rate: tier3}
+	b := &pacer{base: 2 * time.Second, rate: tier3}
+	for range 10 {
+		a.join()
+	}
+	for range 20 {
+		b.join()
+	}
+	var wg sync.WaitGroup
+	for _, p := range []*pacer{a, b} {
+		wg.Go(func() { p.count(ctx, store, "T1", zap.NewNop()) })
+	}
+	want := stretch(2*time.Second, 30, tier3())
+	eventually(t, "both replicas to pace 30 progress messages", func() bool {
+		return a.interval() == want && b.interval() == want
+	})
+	cancel()
+	wg.Wait()
+	if alone := stretch(2*time.Second, 10, tier3()); alone >= want {
+		t.Fatalf("the test proves nothing: 10 alone pace at %v, 30 at %v", alone, want)
+	}
+}
+
+func TestBudgetsOfChannelsLeftIdleAreForgotten(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	l := testLimiter(t, clk, nil, map[string]config.RateLimit{"chat.postMessage": {PerMinute: 60, Burst: 4, Per: config.PerChannel}})
+	for _, ch := range []string{"C1", "C2"} {
+		l.record("chat.postMessage", ch, 0, nil)
+	}
+	clk.advance(3 * time.Minute)
+	l.record("chat.postMessage", "C2", 0, nil)
+	l.mu.Lock()
+	l.prune(clk.Now())
+	_, idle := l.queues[l.keyLocked("chat.postMessage", "C1")]
+	_, busy := l.queues[l.keyLocked("chat.postMessage", "C2")]
+	l.mu.Unlock()
+	if idle || !busy {
+		t.Fatalf("after three minutes: C1's idle budget kept %v, C2's busy one kept %v", idle, busy)
+	}
+}
+
+func TestAStoreThatFailsLeavesTheReplicaBudgetingAlone(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	store, err := state.DialRedis(context.Background(), srv.URL(), "fallback:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, logs := observer.New(zap.WarnLevel)
+	clk := newFakeClock()
+	l := newLimiter(http.DefaultTransport, store, map[string]config.RateLimit{"chat.update": {PerMinute: 1, Burst: 2}}, clk, zap.New(core))
+	l.setWorkspace("T1")
+	_ = store.Close() // every Take now fails
+	for i := range 2 {
+		if _, ok := l.takeNow(context.Background(), "chat.update", "", prioAnswer); !ok {
+			t.Fatalf("take %d of a burst of 2 was refused with the store down", i+1)
+		}
+	}
+	if _, ok := l.takeNow(context.Background(), "chat.update", "", prioAnswer); ok {
+		t.Fatal("with the store down, the replica's own bucket gave more than its burst")
+	}
+	if n := logs.FilterMessageSnippet("budgeting this replica alone").Len(); n != 1 {
+		t.Fatalf("%d warnings about the store, want one", n)
+	}
+}
