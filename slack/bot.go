@@ -11,7 +11,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -148,6 +150,7 @@ func New(o Options) (*Bot, error) {
 	b.limiter = newLimiter(hc.Transport, st, limits, realClock{}, log)
 	hc.Transport = b.limiter
 	b.pace = &pacer{base: cfg.ProgressInterval.D(), rate: func() float64 { return b.limiter.rate("chat.update") }}
+	b.metrics.WatchBudgets(b.budgets)
 	b.api = slackapi.New(cfg.BotToken.Reveal(), slackapi.OptionAPIURL(cfg.APIURL),
 		slackapi.OptionAppLevelToken(cfg.AppToken.Reveal()), slackapi.OptionHTTPClient(hc))
 	return b, nil
@@ -290,4 +293,16 @@ func (b *Bot) RateStats() RateStats {
 	live := b.pace.live
 	b.pace.mu.Unlock()
 	return RateStats{Methods: b.limiter.stats(), LiveProgress: live, ProgressInterval: b.pace.interval()}
+}
+
+// budgets is RateStats for the metrics, methods in name order.
+func (b *Bot) budgets() telemetry.Budgets {
+	st := b.RateStats()
+	out := telemetry.Budgets{LiveProgress: st.LiveProgress, ProgressInterval: st.ProgressInterval}
+	for _, name := range slices.Sorted(maps.Keys(st.Methods)) {
+		m := st.Methods[name]
+		out.Methods = append(out.Methods, telemetry.MethodBudget{Method: name, Calls: m.Calls, Waiting: m.Waiting,
+			Wait: m.Wait, PerMinute: m.PerMinute, Utilisation: m.Utilisation})
+	}
+	return out
 }

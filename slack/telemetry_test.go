@@ -176,6 +176,24 @@ func TestASessionWithAToolAndASubAgentIsMeasuredAndTraced(t *testing.T) {
 		if n, _ := f.Value("slackbot_slack_api_requests_total", "method", "chat.postMessage"); n < 1 {
 			t.Errorf("no chat.postMessage request counted")
 		}
+		// The rate budgets: what the limiter let through, Slack's tiers as
+		// the budgets, and the progress pace.
+		posted, _ := f.Value("slackbot_slack_api_requests_total", "method", "chat.postMessage")
+		if n, ok := f.Value("slackbot_slack_budget_calls_total", "method", "chat.postMessage"); !ok || n != posted {
+			t.Errorf("slackbot_slack_budget_calls_total{chat.postMessage} = %v (present %v), want %v as on the wire", n, ok, posted)
+		}
+		if n, ok := f.Value("slackbot_slack_budget_per_minute", "method", "chat.update"); !ok || n != 50 {
+			t.Errorf("slackbot_slack_budget_per_minute{chat.update} = %v (present %v), want Slack's tier 3, 50", n, ok)
+		}
+		if _, ok := f.Value("slackbot_slack_budget_utilisation_ratio", "method", "chat.postMessage"); !ok {
+			t.Errorf("no budget utilisation for chat.postMessage")
+		}
+		if _, ok := f.Value("slackbot_slack_budget_wait_seconds_total", "method", "chat.postMessage"); !ok {
+			t.Errorf("no budget wait for chat.postMessage")
+		}
+		if n, ok := f.Value("slackbot_progress_interval_seconds"); !ok || n <= 0 {
+			t.Errorf("slackbot_progress_interval_seconds = %v (present %v)", n, ok)
+		}
 		for _, v := range f.LabelValues("slackbot_") {
 			if strings.Contains(v, channel) || strings.Contains(v, asker) || strings.Contains(v, ts) || strings.Contains(v, "xox") {
 				t.Errorf("an identifier or a token reached a label: %q", v)

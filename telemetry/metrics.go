@@ -50,6 +50,7 @@ type Metrics struct {
 	slackDuration *prometheus.HistogramVec
 
 	feedback *prometheus.CounterVec
+	budgets  *budgetCollector
 }
 
 // Buckets, in seconds, for the kinds of wait the bot measures.
@@ -106,6 +107,8 @@ func NewMetrics() *Metrics {
 	m.slackDuration = histogram("slackbot_slack_api_request_duration_seconds", "Slack Web API requests, until the response's headers.", prometheus.DefBuckets, "method")
 
 	m.feedback = counter("slackbot_feedback_total", "Feedback on answers, by value (positive, negative).", "value")
+	m.budgets = newBudgetCollector()
+	m.reg.MustRegister(m.budgets)
 
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
