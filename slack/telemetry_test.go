@@ -138,7 +138,10 @@ func TestASessionWithAToolAndASubAgentIsMeasuredAndTraced(t *testing.T) {
 		f = telemetrytest.Scrape(t, url+"/metrics")
 		done, _ := f.Value("slackbot_sessions_total", "agent", bottest.AgentName, "status", "success")
 		flying, _ := f.Value("slackbot_sessions_in_flight")
-		return done == 1 && flying == 0
+		// A scrape collects each metric on its own, so the session's
+		// duration may show a scrape later than its count.
+		timed, _ := f.Value("slackbot_session_duration_seconds", "agent", bottest.AgentName)
+		return done == 1 && flying == 0 && timed == 1
 	})
 
 	t.Run("metrics", func(t *testing.T) {

@@ -142,3 +142,16 @@ func TestAHandOffAMadeUpToolAndARetryAreMeasuredAndTraced(t *testing.T) {
 		}
 	}
 }
+
+func TestABadTracingEndpointIsRefusedWithoutItsCredentials(t *testing.T) {
+	_, err := telemetry.NewTracer(config.Tracing{Endpoint: "http://user:s3cret@collector:43 18/v1/traces"}, "test")
+	if err == nil {
+		t.Fatal("a URL with a space in its port was accepted")
+	}
+	if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "collector") {
+		t.Errorf("the error shows the endpoint: %v", err)
+	}
+	if !strings.Contains(err.Error(), "tracing.endpoint") {
+		t.Errorf("the error does not name the key: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -43,6 +44,12 @@ func NewTracer(cfg config.Tracing, version string) (*Tracer, error) {
 	if cfg.Endpoint != "" {
 		u, err := url.Parse(cfg.Endpoint)
 		if err != nil {
+			// url.Error quotes the whole URL, credentials included: keep
+			// only what is wrong with it.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
 			return nil, fmt.Errorf("tracing.endpoint is not a URL: %w", err)
 		}
 		if u.Path == "" || u.Path == "/" {
