@@ -8,10 +8,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
+	"github.com/slackbot/slackbot/slack/slacktest"
 	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/state/redistest"
 )
@@ -28,8 +30,8 @@ func dialRedis(t *testing.T, srv *redistest.Server, prefix string) state.Store {
 	return s
 }
 
-// mentionConn is the emulator connection the mention ts was dealt to, once
-// it was.
+// mentionConn is the emulator connection the mention ts was first dealt
+// to (the replica answering it), once it was.
 func (w *world) mentionConn(ts string) int {
 	w.t.Helper()
 	conn := 0
@@ -40,7 +42,7 @@ func (w *world) mentionConn(ts string) int {
 					Type, TS string
 				} `json:"event"`
 			}
-			if e.Conn != 0 && json.Unmarshal(e.Payload, &p) == nil && p.Event.Type == "app_mention" && p.Event.TS == ts {
+			if e.Conn != 0 && e.Attempt == 0 && json.Unmarshal(e.Payload, &p) == nil && p.Event.Type == "app_mention" && p.Event.TS == ts {
 				conn = e.Conn
 				return true
 			}
@@ -105,5 +107,66 @@ func TestTwoReplicasOnRedisQueueBehindOneAnothersSessionAndAnswerEachMentionOnce
 	}
 	if n := len(w.model.Requests()); n != len(threads) {
 		t.Errorf("%d model calls for %d mentions: one was answered twice or not at all", n, len(threads))
+	}
+}
+
+// otherConn is an open emulator connection other than conn.
+func (w *world) otherConn(conn int) int {
+	w.t.Helper()
+	for _, id := range w.srv.ConnectionIDs() {
+		if id != conn {
+			return id
+		}
+	}
+	w.t.Fatalf("no connection other than %d", conn)
+	return 0
+}
+
+// TestAStopClickDeliveredToTheOtherReplicaStopsTheSessionForTheAskerOnly
+// delivers Stop clicks to the replica that is not running the session, as
+// Slack may: someone else's click is refused there, and the asker's stops
+// the session on the replica running it.
+func TestAStopClickDeliveredToTheOtherReplicaStopsTheSessionForTheAskerOnly(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	w := newWorldOn(t, dialRedis(t, srv, "stops:"))
+	w.replicaOn(dialRedis(t, srv, "stops:"))
+	w.model.Respond(func(*llmtest.Recorded) llmtest.Reply { return llmtest.Reply{Text: "slow", Delay: time.Minute} })
+	ts := w.srv.Mention(channel, asker, "take your time")
+	var progress slacktest.Message
+	w.waitFor("the progress message", func() bool {
+		for _, m := range botMessages(w.srv.Thread(channel, ts)) {
+			if strings.Contains(string(m.Blocks), "slackbot_stop") {
+				progress = m
+				return true
+			}
+		}
+		return false
+	})
+	w.model.Wait(1)
+	other := w.otherConn(w.mentionConn(ts))
+	value := stopValue(t, progress)
+	if _, err := w.srv.ClickOn(other, channel, progress.TS, "U0EVE", "slackbot_stop", value); err != nil {
+		t.Fatal(err)
+	}
+	w.waitFor("the refusal to someone else", func() bool {
+		for _, e := range w.srv.Ephemerals() {
+			if e.User == "U0EVE" && strings.Contains(e.Text, "Only the person who asked") {
+				return true
+			}
+		}
+		return false
+	})
+	if _, err := w.srv.ClickOn(other, channel, progress.TS, asker, "slackbot_stop", value); err != nil {
+		t.Fatal(err)
+	}
+	w.answered(channel, ts, "Stopped by <@"+asker+">")
+	for _, e := range w.srv.Envelopes() {
+		if e.Type == "interactive" && e.Conn != other {
+			t.Errorf("a click went to connection %d, not %d", e.Conn, other)
+		}
+	}
+	if n := len(w.model.Requests()); n != 1 {
+		t.Errorf("%d model calls for one question", n)
 	}
 }
