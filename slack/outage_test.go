@@ -3,6 +3,7 @@ package slack_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -130,5 +131,85 @@ func TestAStoreDownPastItsPatienceAnswersFirstDeliveriesAndDropsRedeliveries(t *
 	}
 	if n := logs.FilterMessage("dedup store unavailable; answering a first delivery").Len(); n != 1 {
 		t.Errorf("answering without dedup was logged %d times at info or above, want once", n)
+	}
+}
+
+// TestOnceAStoreOutageOutlastedItsPatienceLaterQuestionsDoNotWaitForIt runs
+// the bot on a Redis that is down. The first question's decisions wait out
+// the store patience; after that the bot remembers the store is down, and
+// the next question's decisions (dedup, lease, slot) try it once each and
+// go straight to their fallbacks, with no retry, until it answers again.
+func TestOnceAStoreOutageOutlastedItsPatienceLaterQuestionsDoNotWaitForIt(t *testing.T) {
+	t.Parallel()
+	srv, err := slacktest.New(slacktest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	srv.AddChannel(channel, "general", true)
+	model := llmtest.NewServer(t)
+	model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
+	cfg := bottest.Config(srv, bottest.Agent())
+	core, logs := observer.New(zap.DebugLevel)
+	log := zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel), zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		return zapcore.NewTee(c, core)
+	})))
+	redis := redistest.Start(t)
+	store, err := state.DialRedis(context.Background(), redis.URL(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	bot, err := slack.New(slack.Options{Config: cfg, Runner: bottest.Runner(t, model, cfg, log), State: store, Log: log,
+		StorePatience: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- bot.Run(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		<-done
+	})
+	wait := func(what string, cond func() bool) {
+		t.Helper()
+		wctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if srv.WaitFor(wctx, cond) != nil {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+	answered := func(ts, want string) func() bool {
+		return func() bool {
+			for _, m := range botMessages(srv.Thread(channel, ts)) {
+				if strings.Contains(messageText(m), want) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	wait("the bot to connect", func() bool { return srv.Connections() == 1 })
+
+	redis.Down()
+	retries := func() int { return logs.FilterMessage("state store call failed; retrying").Len() }
+	firstAnswers := func() int { return logs.FilterMessage("dedup store unavailable; answering a first delivery").Len() }
+	first := srv.Mention(channel, asker, "first")
+	wait("the first answer", answered(first, "Answer to first"))
+	if retries() == 0 {
+		t.Fatal("the first question's decisions never retried the store")
+	}
+	before, answers := retries(), firstAnswers()
+	second := srv.Mention(channel, asker, "second")
+	wait("the second answer", answered(second, "Answer to second"))
+	if n := retries() - before; n != 0 {
+		t.Errorf("the store was retried %d times after one decision had waited out its patience", n)
+	}
+	if firstAnswers() == answers {
+		t.Error("the second question was not answered as a first delivery without the store")
+	}
+	if n := len(model.Requests()); n != 2 {
+		t.Errorf("%d model calls for two questions", n)
 	}
 }

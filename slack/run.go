@@ -163,6 +163,9 @@ func (b *Bot) takeSlot(ctx context.Context, r *run, held bool) (release func(), 
 			b.fallback("session slots unavailable; counting in this process only", zap.String("session", r.id))
 			break
 		}
+		if err != nil {
+			b.log.Debug("state store call failed; retrying", zap.String("calls", storeSlots), zap.Duration("in", slotPoll))
+		}
 		if !queued && err == nil {
 			r.progress.queued(ctx)
 			queued = true
@@ -520,6 +523,9 @@ func (b *Bot) lockThread(ctx context.Context, r *run) (unlock func(), slotted bo
 			if err != nil && (b.storeDown() || time.Since(failing) >= b.patience) {
 				b.storeGaveUp()
 				break
+			}
+			if err != nil {
+				b.log.Debug("state store call failed; retrying", zap.String("calls", storeLease), zap.Duration("in", time.Second))
 			}
 		}
 		t.Stop()
