@@ -3,6 +3,7 @@ package slack_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -169,4 +170,56 @@ func TestAStopClickDeliveredToTheOtherReplicaStopsTheSessionForTheAskerOnly(t *t
 	if n := len(w.model.Requests()); n != 1 {
 		t.Errorf("%d model calls for one question", n)
 	}
+}
+
+// TestTheSlotTakenWithTheLeaseIsRenewedWhileTheProgressMessageIsPosted
+// holds a session in its first progress post (Slack answers 429 with a
+// Retry-After longer than state.lease_ttl) after it claimed its thread's
+// lease and the fleet's only slot, and checks from another client of the
+// same Redis that the slot stays taken all that while: a slot left to
+// expire there would let another replica exceed the fleet's cap.
+func TestTheSlotTakenWithTheLeaseIsRenewedWhileTheProgressMessageIsPosted(t *testing.T) {
+	t.Parallel()
+	const ttl = 3 * time.Second
+	srv := redistest.Start(t)
+	w := newWorldOn(t, dialRedis(t, srv, "renew:"), func(c *config.Config, _ *agent.Runner) {
+		c.Slack.MaxConcurrentSessions = 1
+		c.State.LeaseTTL = config.Duration(ttl)
+	})
+	probe := dialRedis(t, srv, "renew:")
+	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
+	w.srv.RateLimit("chat.postMessage", 1, 2*ttl)
+	ts := w.srv.Mention(channel, asker, "question")
+	posts := func() []slacktest.Call { return w.srv.Calls("chat.postMessage") }
+	w.waitFor("the progress message to be refused with a 429", func() bool { return len(posts()) > 0 })
+	if posts()[0].Status != http.StatusTooManyRequests {
+		t.Fatalf("the first post was answered %d", posts()[0].Status)
+	}
+	// Until the post is retried, more than a lease_ttl later, the slot must
+	// stay the session's.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	probes := 0
+	for len(posts()) < 2 {
+		ok, err := probe.Acquire(ctx, "sessions", "probe", 1, ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		probes++
+		if ok {
+			_ = probe.Release(ctx, "sessions", "probe")
+			t.Fatalf("the session's slot expired %s after its first progress post was refused, while it was still posting it", time.Since(posts()[0].At).Round(100*time.Millisecond))
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatal("the progress message was never posted again")
+		}
+	}
+	if probes < 2 {
+		t.Errorf("the slot was checked %d times while the post waited", probes)
+	}
+	w.answered(channel, ts, "Answer to question")
 }
