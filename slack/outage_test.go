@@ -1,7 +1,10 @@
 package slack_test
 
 import (
+	"bufio"
 	"context"
+	"errors"
+	"net"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -211,5 +214,70 @@ func TestOnceAStoreOutageOutlastedItsPatienceLaterQuestionsDoNotWaitForIt(t *tes
 	}
 	if n := len(model.Requests()); n != 2 {
 		t.Errorf("%d model calls for two questions", n)
+	}
+}
+
+// TestAStopWhileTheStoreHangsIsNotLoggedAsAStoreFailure pauses Redis, so
+// that every store call hangs, and stops a session while it waits for a
+// slot: the call the Stop cancels is no failure of the store, and is not
+// logged as one.
+func TestAStopWhileTheStoreHangsIsNotLoggedAsAStoreFailure(t *testing.T) {
+	t.Parallel()
+	redis := redistest.Start(t)
+	w := newWorldAt(t, nil, dialRedis(t, redis, "cancel:"), func(o *slack.Options) { o.StorePatience = 300 * time.Millisecond })
+	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
+	conn, err := net.Dial("tcp", redis.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("CLIENT PAUSE 60000 ALL\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if reply, err := bufio.NewReader(conn).ReadString('\n'); err != nil || reply != "+OK\r\n" {
+		t.Fatalf("CLIENT PAUSE: %q, %v", reply, err)
+	}
+	ts := w.srv.Mention(channel, asker, "question")
+	wait := func(what string, cond func() bool) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		if w.srv.WaitFor(ctx, cond) != nil {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+	var progress slacktest.Message
+	wait("the progress message", func() bool {
+		for _, m := range botMessages(w.srv.Thread(channel, ts)) {
+			if strings.Contains(string(m.Blocks), "slackbot_stop") {
+				progress = m
+				return true
+			}
+		}
+		return false
+	})
+	if _, err := w.srv.Click(channel, progress.TS, asker, "slackbot_stop", stopValue(t, progress)); err != nil {
+		t.Fatal(err)
+	}
+	wait("the stop", func() bool {
+		for _, m := range botMessages(w.srv.Thread(channel, ts)) {
+			if strings.Contains(messageText(m), "Stopped by") {
+				return true
+			}
+		}
+		return false
+	})
+	if w.logs.FilterMessage("stopped while queued").Len() != 1 {
+		t.Error("the session was not stopped while it waited for its slot")
+	}
+	for _, e := range w.logs.FilterMessage("state store failing; retrying").All() {
+		for _, f := range e.Context {
+			if err, ok := f.Interface.(error); ok && errors.Is(err, context.Canceled) || ok && strings.Contains(err.Error(), "context canceled") {
+				t.Errorf("a cancelled call was logged as a failing store (%v): %v", e.ContextMap()["calls"], err)
+			}
+		}
+	}
+	if n := len(w.model.Requests()); n != 0 {
+		t.Errorf("%d model calls for a question stopped before it started", n)
 	}
 }

@@ -232,7 +232,9 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	started := time.Now()
 	// The thread is the bot's from now on: a reply in it while the answer
 	// is being written is a follow-up, which waits for this session.
-	b.storeResult(storeThreads, b.state.Mark(ctx, threadKey(r.req.channel, r.req.threadTS), threadTTL))
+	if err := b.state.Mark(ctx, threadKey(r.req.channel, r.req.threadTS), threadTTL); err == nil || ctx.Err() == nil {
+		b.storeResult(storeThreads, err) // a Stop that cancelled the call is no failure of the store
+	}
 	history, abandoned := b.history(ctx, r.req, r.progress.messageTS())
 	b.closeAbandoned(ctx, r.req.channel, abandoned)
 	history, dropped := agent.TrimHistory(r.agent, history, r.req.text)
