@@ -281,3 +281,60 @@ func TestAStopWhileTheStoreHangsIsNotLoggedAsAStoreFailure(t *testing.T) {
 		t.Errorf("%d model calls for a question stopped before it started", n)
 	}
 }
+
+// TestASlashCommandsDedupDoesNotHoldUpTheEnvelopesAfterIt pauses Redis, on a
+// client whose calls would wait 30 s for it, and sends a slash command and
+// then a mention: the slash command's dedup on the envelope loop is bounded
+// like an event's, so the mention is acknowledged long before the store
+// would have answered.
+func TestASlashCommandsDedupDoesNotHoldUpTheEnvelopesAfterIt(t *testing.T) {
+	t.Parallel()
+	redis := redistest.Start(t)
+	store, err := state.DialRedis(context.Background(), redis.URL()+"?read_timeout=30s&write_timeout=30s", "slash:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	w := newWorldOn(t, store)
+	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
+	conn, err := net.Dial("tcp", redis.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("CLIENT PAUSE 20000 ALL\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if reply, err := bufio.NewReader(conn).ReadString('\n'); err != nil || reply != "+OK\r\n" {
+		t.Fatalf("CLIENT PAUSE: %q, %v", reply, err)
+	}
+	w.srv.Slash(channel, asker, "/ask", "a question")
+	ts := w.srv.Mention(channel, asker, "another question")
+	var mention slacktest.Envelope
+	var acked slacktest.Ack
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err = w.srv.WaitFor(ctx, func() bool {
+		for _, e := range w.srv.Envelopes() {
+			var p struct {
+				Event struct{ Type, TS string } `json:"event"`
+			}
+			if e.Attempt == 0 && json.Unmarshal(e.Payload, &p) == nil && p.Event.Type == "app_mention" && p.Event.TS == ts {
+				mention = e
+			}
+		}
+		for _, a := range w.srv.Acks() {
+			if mention.ID != "" && a.EnvelopeID == mention.ID {
+				acked = a
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		t.Fatal("the mention was never acknowledged")
+	}
+	if d := acked.At.Sub(mention.SentAt); d > 10*time.Second {
+		t.Errorf("the mention after a slash command was acknowledged %s after it was sent: the slash command's dedup held the envelope loop", d.Round(time.Second))
+	}
+}
