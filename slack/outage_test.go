@@ -3,9 +3,9 @@ package slack_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
-	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
