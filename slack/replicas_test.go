@@ -223,3 +223,55 @@ func TestTheSlotTakenWithTheLeaseIsRenewedWhileTheProgressMessageIsPosted(t *tes
 	}
 	w.answered(channel, ts, "Answer to question")
 }
+
+// TestAQueuedSessionIsStoppedByAClickDeliveredToTheOtherReplica queues a
+// session on one replica behind the other's (the fleet's cap is one) and
+// delivers its Stop click to the replica not running it: it is stopped
+// before it ever reaches the model.
+func TestAQueuedSessionIsStoppedByAClickDeliveredToTheOtherReplica(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	w := newWorldOn(t, dialRedis(t, srv, "queuedstop:"), func(c *config.Config, _ *agent.Runner) { c.Slack.MaxConcurrentSessions = 1 })
+	w.replicaOn(dialRedis(t, srv, "queuedstop:"))
+	g := newGate()
+	t.Cleanup(g.open)
+	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		<-g.ch
+		return textReport("Answer to " + lastUserText(r))
+	})
+	first := w.srv.Mention(channel, asker, "question 0")
+	w.model.Wait(1)
+	firstConn := w.mentionConn(first)
+	var queued slacktest.Message
+	var ts, question string
+	for i := 1; queued.TS == ""; i++ {
+		if i > 40 {
+			t.Fatalf("%d mentions all went to connection %d", i-1, firstConn)
+		}
+		question = "question " + strconv.Itoa(i)
+		ts = w.srv.Mention(channel, asker, question)
+		if w.mentionConn(ts) == firstConn {
+			continue // queued on the same replica: not this test's case
+		}
+		w.waitFor("the other replica's session to queue", func() bool {
+			for _, m := range botMessages(w.srv.Thread(channel, ts)) {
+				if strings.Contains(messageText(m), "Queued") {
+					queued = m
+					return true
+				}
+			}
+			return false
+		})
+	}
+	if _, err := w.srv.ClickOn(firstConn, channel, queued.TS, asker, "slackbot_stop", stopValue(t, queued)); err != nil {
+		t.Fatal(err)
+	}
+	w.answered(channel, ts, "Stopped by <@"+asker+">")
+	g.open()
+	w.answered(channel, first, "Answer to question 0")
+	for _, r := range w.model.Requests() {
+		if q := lastUserText(r); q == question || strings.HasSuffix(q, ": "+question) {
+			t.Errorf("the stopped %q reached the model", question)
+		}
+	}
+}
