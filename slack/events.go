@@ -102,14 +102,24 @@ func (b *Bot) ackSlash(sm *socketmode.Client, evt socketmode.Event) {
 	_ = sm.Ack(*evt.Request, map[string]any{"response_type": "ephemeral", "text": "Working on it…"})
 }
 
-// once reports whether the slash command's envelope key was not seen
-// before. Slack never redelivers a slash command, so a store that cannot
-// answer lets it through.
+// once reports whether key (a slash command's envelope, a feedback click)
+// was not seen before. Slack never redelivers a slash command nor a click,
+// so a store that cannot answer lets it through. The call is bounded by
+// dedupCallTimeout: it may run on the envelope loop.
 func (b *Bot) once(ctx context.Context, key string) bool {
-	ok, err := b.state.Once(ctx, key, eventTTL)
+	octx, cancel := context.WithTimeout(ctx, dedupCallTimeout)
+	defer cancel()
+	ok, err := b.state.Once(octx, key, eventTTL)
+	if err != nil && ctx.Err() != nil {
+		return false
+	}
 	b.storeResult(storeDedup, err)
 	return ok || err != nil
 }
+
+// errStoreDown stands for the dedup call not made on the envelope loop
+// while the store is down.
+var errStoreDown = errors.New("state store down")
 
 // dedupCallTimeout bounds the dedup call made on the envelope loop, so a
 // store that hangs delays the next envelopes by at most this much.
@@ -122,10 +132,17 @@ func (b *Bot) onEventsAPI(ctx context.Context, evt socketmode.Event) {
 	}
 	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok && cb.EventID != "" {
 		envelope, attempt := evt.Request.EnvelopeID, evt.Request.RetryAttempt
-		octx, cancel := context.WithTimeout(ctx, dedupCallTimeout)
-		first, err := b.dedup(octx, cb.EventID, envelope)
-		cancel()
-		b.storeResult(storeDedup, err)
+		first, err := false, errStoreDown
+		// While the store is down the decision's one try is made off the
+		// loop, so a store that hangs does not hold up the acks.
+		if !b.storeDown() {
+			octx, cancel := context.WithTimeout(ctx, dedupCallTimeout)
+			first, err = b.dedup(octx, cb.EventID, envelope)
+			cancel()
+			if err == nil || ctx.Err() == nil {
+				b.storeResult(storeDedup, err)
+			}
+		}
 		if err != nil {
 			// Retrying takes time: decide on a goroutine of its own, so
 			// the next envelopes are still read and acknowledged.

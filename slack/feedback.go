@@ -62,10 +62,10 @@ func parseFeedbackValue(v string) (verdict, session string, ok bool) {
 // withFeedback ends the answer msgs of session id with the feedback
 // buttons, when slack.feedback is on and there is an answer to judge: the
 // model's own report (not one the loop made up), not a failure, neither
-// stopped nor interrupted.
-func (r *run) withFeedback(msgs []blockkit.Message, rep *agent.Report) []blockkit.Message {
+// stopped (stopper is who stopped it, "" for nobody) nor interrupted.
+func (r *run) withFeedback(msgs []blockkit.Message, rep *agent.Report, stopper string) []blockkit.Message {
 	if !r.b.cfg.FeedbackOn() || rep.Synthetic() || rep.Status == agent.StatusFailure ||
-		r.interrupted.Load() || r.stopper != "" {
+		r.interrupted.Load() || stopper != "" {
 		return msgs
 	}
 	return blockkit.AppendBlocks(msgs, feedbackFallback, feedbackBlock(r.id))

@@ -23,8 +23,15 @@ import (
 // When the store fails, decisions that need it (dedup, the lease, the
 // slot) retry with backoff for up to Options.StorePatience (20 s by
 // default) before the bot goes on without it, and every failure is logged
-// once per kind until the store answers again. A session already running
-// is never stopped by the store.
+// once per kind until the store answers again. Once one decision has
+// waited out the patience, the store counts as down: later decisions try
+// it once and go straight to their fallback, until a store call succeeds.
+// A session already running is never stopped by the store.
+//
+// A Stop click may reach any replica. The one running the session stops
+// it; another records the stop in the store ("stop:<session>:<user>"),
+// and the running replica, which looks for its asker's and each admin's
+// stop every stopPoll while the session is queued or running, stops it.
 
 // DefaultStorePatience is how long a decision that needs the state store
 // waits for it to answer again before the bot decides without it.
@@ -43,6 +50,7 @@ const (
 	storeSlots   = "session slots"
 	storeThreads = "bot threads"
 	storeRecords = "session records"
+	storeStops   = "stop clicks"
 )
 
 // storeHealth remembers which kinds of store call are failing, so that an
@@ -54,6 +62,9 @@ type storeHealth struct {
 	mu        sync.Mutex
 	kinds     map[string]*storeKind
 	fallbacks map[string]time.Time // decision → when it was last logged at warn
+	// downSince is when a decision last waited out the store patience
+	// without an answer; zero once a store call succeeds again.
+	downSince time.Time
 }
 
 type storeKind struct {
@@ -79,6 +90,9 @@ func (b *Bot) storeResult(kind string, err error) {
 		h.kinds[kind] = k
 	}
 	warn, recovered := false, false
+	if err == nil {
+		h.downSince = time.Time{}
+	}
 	if err != nil {
 		k.failing = true
 		if !k.warned && time.Since(k.lastWarn) >= storeWarnEvery {
@@ -94,6 +108,24 @@ func (b *Bot) storeResult(kind string, err error) {
 		b.log.Warn("state store failing; retrying", zap.String("calls", kind), zap.Error(err))
 	case recovered:
 		b.log.Info("state store answering again", zap.String("calls", kind))
+	}
+}
+
+// storeDown reports whether a decision has waited out the store patience
+// since the store last answered: later decisions then try the store once
+// instead of waiting for it again.
+func (b *Bot) storeDown() bool {
+	b.health.mu.Lock()
+	defer b.health.mu.Unlock()
+	return !b.health.downSince.IsZero()
+}
+
+// storeGaveUp records that a decision waited out the store patience.
+func (b *Bot) storeGaveUp() {
+	b.health.mu.Lock()
+	defer b.health.mu.Unlock()
+	if b.health.downSince.IsZero() {
+		b.health.downSince = time.Now()
 	}
 }
 
@@ -119,16 +151,29 @@ func (b *Bot) fallback(msg string, fields ...zap.Field) {
 }
 
 // retryStore calls f until it succeeds, ctx ends or the store patience has
-// passed, backing off between attempts, and returns f's last error.
+// passed, backing off between attempts, and returns f's last error. While
+// the store is down (storeDown) one failed attempt is the answer.
 func (b *Bot) retryStore(ctx context.Context, kind string, f func(context.Context) error) error {
 	deadline := time.Now().Add(b.patience)
 	wait := storeRetryFirst
 	for {
 		err := f(ctx)
-		b.storeResult(kind, err)
-		if err == nil || ctx.Err() != nil || time.Now().Add(wait).After(deadline) {
+		if err != nil && ctx.Err() != nil {
+			// Cancelled (a Stop, the shutdown): not the store's failure.
 			return err
 		}
+		b.storeResult(kind, err)
+		if err == nil {
+			return nil
+		}
+		if time.Now().Add(wait).After(deadline) {
+			b.storeGaveUp()
+			return err
+		}
+		if b.storeDown() {
+			return err
+		}
+		b.log.Debug("state store call failed; retrying", zap.String("calls", kind), zap.Duration("in", wait))
 		select {
 		case <-ctx.Done():
 			return err

@@ -1,8 +1,12 @@
 package slack_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -130,5 +134,207 @@ func TestAStoreDownPastItsPatienceAnswersFirstDeliveriesAndDropsRedeliveries(t *
 	}
 	if n := logs.FilterMessage("dedup store unavailable; answering a first delivery").Len(); n != 1 {
 		t.Errorf("answering without dedup was logged %d times at info or above, want once", n)
+	}
+}
+
+// TestOnceAStoreOutageOutlastedItsPatienceLaterQuestionsDoNotWaitForIt runs
+// the bot on a Redis that is down. The first question's decisions wait out
+// the store patience; after that the bot remembers the store is down, and
+// the next question's decisions (dedup, lease, slot) try it once each and
+// go straight to their fallbacks, with no retry, until it answers again.
+func TestOnceAStoreOutageOutlastedItsPatienceLaterQuestionsDoNotWaitForIt(t *testing.T) {
+	t.Parallel()
+	srv, err := slacktest.New(slacktest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	srv.AddChannel(channel, "general", true)
+	model := llmtest.NewServer(t)
+	model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
+	cfg := bottest.Config(srv, bottest.Agent())
+	core, logs := observer.New(zap.DebugLevel)
+	log := zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel), zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		return zapcore.NewTee(c, core)
+	})))
+	redis := redistest.Start(t)
+	store, err := state.DialRedis(context.Background(), redis.URL(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	bot, err := slack.New(slack.Options{Config: cfg, Runner: bottest.Runner(t, model, cfg, log), State: store, Log: log,
+		StorePatience: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- bot.Run(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		<-done
+	})
+	wait := func(what string, cond func() bool) {
+		t.Helper()
+		wctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if srv.WaitFor(wctx, cond) != nil {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+	answered := func(ts, want string) func() bool {
+		return func() bool {
+			for _, m := range botMessages(srv.Thread(channel, ts)) {
+				if strings.Contains(messageText(m), want) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	wait("the bot to connect", func() bool { return srv.Connections() == 1 })
+
+	redis.Down()
+	retries := func() int { return logs.FilterMessage("state store call failed; retrying").Len() }
+	firstAnswers := func() int { return logs.FilterMessage("dedup store unavailable; answering a first delivery").Len() }
+	first := srv.Mention(channel, asker, "first")
+	wait("the first answer", answered(first, "Answer to first"))
+	if retries() == 0 {
+		t.Fatal("the first question's decisions never retried the store")
+	}
+	before, answers := retries(), firstAnswers()
+	second := srv.Mention(channel, asker, "second")
+	wait("the second answer", answered(second, "Answer to second"))
+	if n := retries() - before; n != 0 {
+		t.Errorf("the store was retried %d times after one decision had waited out its patience", n)
+	}
+	if firstAnswers() == answers {
+		t.Error("the second question was not answered as a first delivery without the store")
+	}
+	if n := len(model.Requests()); n != 2 {
+		t.Errorf("%d model calls for two questions", n)
+	}
+}
+
+// TestAStopWhileTheStoreHangsIsNotLoggedAsAStoreFailure pauses Redis, so
+// that every store call hangs, and stops a session while it waits for a
+// slot: the call the Stop cancels is no failure of the store, and is not
+// logged as one.
+func TestAStopWhileTheStoreHangsIsNotLoggedAsAStoreFailure(t *testing.T) {
+	t.Parallel()
+	redis := redistest.Start(t)
+	w := newWorldAt(t, nil, dialRedis(t, redis, "cancel:"), func(o *slack.Options) { o.StorePatience = 300 * time.Millisecond })
+	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
+	conn, err := net.Dial("tcp", redis.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("CLIENT PAUSE 60000 ALL\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if reply, err := bufio.NewReader(conn).ReadString('\n'); err != nil || reply != "+OK\r\n" {
+		t.Fatalf("CLIENT PAUSE: %q, %v", reply, err)
+	}
+	ts := w.srv.Mention(channel, asker, "question")
+	wait := func(what string, cond func() bool) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		if w.srv.WaitFor(ctx, cond) != nil {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+	var progress slacktest.Message
+	wait("the progress message", func() bool {
+		for _, m := range botMessages(w.srv.Thread(channel, ts)) {
+			if strings.Contains(string(m.Blocks), "slackbot_stop") {
+				progress = m
+				return true
+			}
+		}
+		return false
+	})
+	if _, err := w.srv.Click(channel, progress.TS, asker, "slackbot_stop", stopValue(t, progress)); err != nil {
+		t.Fatal(err)
+	}
+	wait("the stop", func() bool {
+		for _, m := range botMessages(w.srv.Thread(channel, ts)) {
+			if strings.Contains(messageText(m), "Stopped by") {
+				return true
+			}
+		}
+		return false
+	})
+	if w.logs.FilterMessage("stopped while queued").Len() != 1 {
+		t.Error("the session was not stopped while it waited for its slot")
+	}
+	for _, e := range w.logs.FilterMessage("state store failing; retrying").All() {
+		for _, f := range e.Context {
+			if err, ok := f.Interface.(error); ok && errors.Is(err, context.Canceled) || ok && strings.Contains(err.Error(), "context canceled") {
+				t.Errorf("a cancelled call was logged as a failing store (%v): %v", e.ContextMap()["calls"], err)
+			}
+		}
+	}
+	if n := len(w.model.Requests()); n != 0 {
+		t.Errorf("%d model calls for a question stopped before it started", n)
+	}
+}
+
+// TestASlashCommandsDedupDoesNotHoldUpTheEnvelopesAfterIt pauses Redis, on a
+// client whose calls would wait 30 s for it, and sends a slash command and
+// then a mention: the slash command's dedup on the envelope loop is bounded
+// like an event's, so the mention is acknowledged long before the store
+// would have answered.
+func TestASlashCommandsDedupDoesNotHoldUpTheEnvelopesAfterIt(t *testing.T) {
+	t.Parallel()
+	redis := redistest.Start(t)
+	store, err := state.DialRedis(context.Background(), redis.URL()+"?read_timeout=30s&write_timeout=30s", "slash:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	w := newWorldOn(t, store)
+	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
+	conn, err := net.Dial("tcp", redis.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("CLIENT PAUSE 20000 ALL\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if reply, err := bufio.NewReader(conn).ReadString('\n'); err != nil || reply != "+OK\r\n" {
+		t.Fatalf("CLIENT PAUSE: %q, %v", reply, err)
+	}
+	w.srv.Slash(channel, asker, "/ask", "a question")
+	ts := w.srv.Mention(channel, asker, "another question")
+	var mention slacktest.Envelope
+	var acked slacktest.Ack
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err = w.srv.WaitFor(ctx, func() bool {
+		for _, e := range w.srv.Envelopes() {
+			var p struct {
+				Event struct{ Type, TS string } `json:"event"`
+			}
+			if e.Attempt == 0 && json.Unmarshal(e.Payload, &p) == nil && p.Event.Type == "app_mention" && p.Event.TS == ts {
+				mention = e
+			}
+		}
+		for _, a := range w.srv.Acks() {
+			if mention.ID != "" && a.EnvelopeID == mention.ID {
+				acked = a
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		t.Fatal("the mention was never acknowledged")
+	}
+	if d := acked.At.Sub(mention.SentAt); d > 10*time.Second {
+		t.Errorf("the mention after a slash command was acknowledged %s after it was sent: the slash command's dedup held the envelope loop", d.Round(time.Second))
 	}
 }

@@ -326,7 +326,7 @@ func (p *progress) render(headline string) blockkit.Message {
 	if footer != "" {
 		blocks = append(blocks, slackapi.NewContextBlock("", slackapi.NewTextBlockObject(slackapi.MarkdownType, footer, false, false)))
 	}
-	stop := slackapi.NewButtonBlockElement(stopAction, p.id, slackapi.NewTextBlockObject(slackapi.PlainTextType, "Stop", false, false))
+	stop := slackapi.NewButtonBlockElement(stopAction, stopValue(p.id, p.req.user), slackapi.NewTextBlockObject(slackapi.PlainTextType, "Stop", false, false))
 	stop.Style = slackapi.StyleDanger
 	blocks = append(blocks, slackapi.NewActionBlock("slackbot_progress", stop))
 	return blockkit.Message{Text: lines[0], Blocks: blocks}

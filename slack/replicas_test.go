@@ -3,15 +3,18 @@ package slack_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
+	"github.com/slackbot/slackbot/slack/slacktest"
 	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/state/redistest"
 )
@@ -28,8 +31,8 @@ func dialRedis(t *testing.T, srv *redistest.Server, prefix string) state.Store {
 	return s
 }
 
-// mentionConn is the emulator connection the mention ts was dealt to, once
-// it was.
+// mentionConn is the emulator connection the mention ts was first dealt
+// to (the replica answering it), once it was.
 func (w *world) mentionConn(ts string) int {
 	w.t.Helper()
 	conn := 0
@@ -40,7 +43,7 @@ func (w *world) mentionConn(ts string) int {
 					Type, TS string
 				} `json:"event"`
 			}
-			if e.Conn != 0 && json.Unmarshal(e.Payload, &p) == nil && p.Event.Type == "app_mention" && p.Event.TS == ts {
+			if e.Conn != 0 && e.Attempt == 0 && json.Unmarshal(e.Payload, &p) == nil && p.Event.Type == "app_mention" && p.Event.TS == ts {
 				conn = e.Conn
 				return true
 			}
@@ -105,5 +108,170 @@ func TestTwoReplicasOnRedisQueueBehindOneAnothersSessionAndAnswerEachMentionOnce
 	}
 	if n := len(w.model.Requests()); n != len(threads) {
 		t.Errorf("%d model calls for %d mentions: one was answered twice or not at all", n, len(threads))
+	}
+}
+
+// otherConn is an open emulator connection other than conn.
+func (w *world) otherConn(conn int) int {
+	w.t.Helper()
+	for _, id := range w.srv.ConnectionIDs() {
+		if id != conn {
+			return id
+		}
+	}
+	w.t.Fatalf("no connection other than %d", conn)
+	return 0
+}
+
+// TestAStopClickDeliveredToTheOtherReplicaStopsTheSessionForTheAskerOnly
+// delivers Stop clicks to the replica that is not running the session, as
+// Slack may: someone else's click is refused there, and the asker's stops
+// the session on the replica running it.
+func TestAStopClickDeliveredToTheOtherReplicaStopsTheSessionForTheAskerOnly(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	w := newWorldOn(t, dialRedis(t, srv, "stops:"))
+	w.replicaOn(dialRedis(t, srv, "stops:"))
+	w.model.Respond(func(*llmtest.Recorded) llmtest.Reply { return llmtest.Reply{Text: "slow", Delay: time.Minute} })
+	ts := w.srv.Mention(channel, asker, "take your time")
+	var progress slacktest.Message
+	w.waitFor("the progress message", func() bool {
+		for _, m := range botMessages(w.srv.Thread(channel, ts)) {
+			if strings.Contains(string(m.Blocks), "slackbot_stop") {
+				progress = m
+				return true
+			}
+		}
+		return false
+	})
+	w.model.Wait(1)
+	other := w.otherConn(w.mentionConn(ts))
+	value := stopValue(t, progress)
+	if _, err := w.srv.ClickOn(other, channel, progress.TS, "U0EVE", "slackbot_stop", value); err != nil {
+		t.Fatal(err)
+	}
+	w.waitFor("the refusal to someone else", func() bool {
+		for _, e := range w.srv.Ephemerals() {
+			if e.User == "U0EVE" && strings.Contains(e.Text, "Only the person who asked") {
+				return true
+			}
+		}
+		return false
+	})
+	if _, err := w.srv.ClickOn(other, channel, progress.TS, asker, "slackbot_stop", value); err != nil {
+		t.Fatal(err)
+	}
+	w.answered(channel, ts, "Stopped by <@"+asker+">")
+	for _, e := range w.srv.Envelopes() {
+		if e.Type == "interactive" && e.Conn != other {
+			t.Errorf("a click went to connection %d, not %d", e.Conn, other)
+		}
+	}
+	if n := len(w.model.Requests()); n != 1 {
+		t.Errorf("%d model calls for one question", n)
+	}
+}
+
+// TestTheSlotTakenWithTheLeaseIsRenewedWhileTheProgressMessageIsPosted
+// holds a session in its first progress post (Slack answers 429 with a
+// Retry-After longer than state.lease_ttl) after it claimed its thread's
+// lease and the fleet's only slot, and checks from another client of the
+// same Redis that the slot stays taken all that while: a slot left to
+// expire there would let another replica exceed the fleet's cap.
+func TestTheSlotTakenWithTheLeaseIsRenewedWhileTheProgressMessageIsPosted(t *testing.T) {
+	t.Parallel()
+	const ttl = 3 * time.Second
+	srv := redistest.Start(t)
+	w := newWorldOn(t, dialRedis(t, srv, "renew:"), func(c *config.Config, _ *agent.Runner) {
+		c.Slack.MaxConcurrentSessions = 1
+		c.State.LeaseTTL = config.Duration(ttl)
+	})
+	probe := dialRedis(t, srv, "renew:")
+	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
+	w.srv.RateLimit("chat.postMessage", 1, 2*ttl)
+	ts := w.srv.Mention(channel, asker, "question")
+	posts := func() []slacktest.Call { return w.srv.Calls("chat.postMessage") }
+	w.waitFor("the progress message to be refused with a 429", func() bool { return len(posts()) > 0 })
+	if posts()[0].Status != http.StatusTooManyRequests {
+		t.Fatalf("the first post was answered %d", posts()[0].Status)
+	}
+	// Until the post is retried, more than a lease_ttl later, the slot must
+	// stay the session's.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	probes := 0
+	for len(posts()) < 2 {
+		ok, err := probe.Acquire(ctx, "sessions", "probe", 1, ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		probes++
+		if ok {
+			_ = probe.Release(ctx, "sessions", "probe")
+			t.Fatalf("the session's slot expired %s after its first progress post was refused, while it was still posting it", time.Since(posts()[0].At).Round(100*time.Millisecond))
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatal("the progress message was never posted again")
+		}
+	}
+	if probes < 2 {
+		t.Errorf("the slot was checked %d times while the post waited", probes)
+	}
+	w.answered(channel, ts, "Answer to question")
+}
+
+// TestAQueuedSessionIsStoppedByAClickDeliveredToTheOtherReplica queues a
+// session on one replica behind the other's (the fleet's cap is one) and
+// delivers its Stop click to the replica not running it: it is stopped
+// before it ever reaches the model.
+func TestAQueuedSessionIsStoppedByAClickDeliveredToTheOtherReplica(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	w := newWorldOn(t, dialRedis(t, srv, "queuedstop:"), func(c *config.Config, _ *agent.Runner) { c.Slack.MaxConcurrentSessions = 1 })
+	w.replicaOn(dialRedis(t, srv, "queuedstop:"))
+	g := newGate()
+	t.Cleanup(g.open)
+	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		<-g.ch
+		return textReport("Answer to " + lastUserText(r))
+	})
+	first := w.srv.Mention(channel, asker, "question 0")
+	w.model.Wait(1)
+	firstConn := w.mentionConn(first)
+	var queued slacktest.Message
+	var ts, question string
+	for i := 1; queued.TS == ""; i++ {
+		if i > 40 {
+			t.Fatalf("%d mentions all went to connection %d", i-1, firstConn)
+		}
+		question = "question " + strconv.Itoa(i)
+		ts = w.srv.Mention(channel, asker, question)
+		if w.mentionConn(ts) == firstConn {
+			continue // queued on the same replica: not this test's case
+		}
+		w.waitFor("the other replica's session to queue", func() bool {
+			for _, m := range botMessages(w.srv.Thread(channel, ts)) {
+				if strings.Contains(messageText(m), "Queued") {
+					queued = m
+					return true
+				}
+			}
+			return false
+		})
+	}
+	if _, err := w.srv.ClickOn(firstConn, channel, queued.TS, asker, "slackbot_stop", stopValue(t, queued)); err != nil {
+		t.Fatal(err)
+	}
+	w.answered(channel, ts, "Stopped by <@"+asker+">")
+	g.open()
+	w.answered(channel, first, "Answer to question 0")
+	for _, r := range w.model.Requests() {
+		if q := lastUserText(r); q == question || strings.HasSuffix(q, ": "+question) {
+			t.Errorf("the stopped %q reached the model", question)
+		}
 	}
 }

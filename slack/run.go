@@ -87,7 +87,14 @@ func (b *Bot) handle(req request) {
 	b.mu.Lock()
 	b.running[r.id] = r
 	b.mu.Unlock()
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		r.watchStops(sctx)
+	}()
 	defer func() {
+		cancel()
+		<-watched
 		b.mu.Lock()
 		delete(b.running, r.id)
 		b.mu.Unlock()
@@ -137,6 +144,9 @@ func (b *Bot) takeSlot(ctx context.Context, r *run, held bool) (release func(), 
 	var failing time.Time // since when the store has been failing
 	for !held {
 		ok, err := b.state.Acquire(ctx, sessionSlots, r.id, limit, b.leaseTTL)
+		if err != nil && ctx.Err() != nil {
+			return nil, false // stopped or shutting down: not the store's failure
+		}
 		b.storeResult(storeSlots, err)
 		if err == nil {
 			failing = time.Time{}
@@ -146,11 +156,15 @@ func (b *Bot) takeSlot(ctx context.Context, r *run, held bool) (release func(), 
 		if ok {
 			break
 		}
-		if err != nil && time.Since(failing) >= b.patience {
+		if err != nil && (b.storeDown() || time.Since(failing) >= b.patience) {
 			// A store that cannot count must not stop the bot: this
 			// replica's own sessions still take turns below.
+			b.storeGaveUp()
 			b.fallback("session slots unavailable; counting in this process only", zap.String("session", r.id))
 			break
+		}
+		if err != nil {
+			b.log.Debug("state store call failed; retrying", zap.String("calls", storeSlots), zap.Duration("in", slotPoll))
 		}
 		if !queued && err == nil {
 			r.progress.queued(ctx)
@@ -167,15 +181,27 @@ func (b *Bot) takeSlot(ctx context.Context, r *run, held bool) (release func(), 
 	// leaves at most max_concurrent_sessions running here.
 	select {
 	case b.slots <- struct{}{}:
-	case <-ctx.Done():
-		_ = b.state.Release(context.WithoutCancel(ctx), sessionSlots, r.id)
-		return nil, false
+	default:
+		if !queued {
+			r.progress.queued(ctx)
+			queued = true
+			unqueue = b.metrics.SessionQueued()
+		}
+		select {
+		case b.slots <- struct{}{}:
+		case <-ctx.Done():
+			_ = b.state.Release(context.WithoutCancel(ctx), sessionSlots, r.id)
+			return nil, false
+		}
 	}
 	unqueue()
 	landed := b.metrics.SessionStarted(time.Since(began))
 	quit, renewed := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(renewed)
+		if held {
+			return // lockThread renews the slot it took with the lease
+		}
 		t := time.NewTicker(b.leaseTTL / 3)
 		defer t.Stop()
 		for {
@@ -206,7 +232,9 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	started := time.Now()
 	// The thread is the bot's from now on: a reply in it while the answer
 	// is being written is a follow-up, which waits for this session.
-	b.storeResult(storeThreads, b.state.Mark(ctx, threadKey(r.req.channel, r.req.threadTS), threadTTL))
+	if err := b.state.Mark(ctx, threadKey(r.req.channel, r.req.threadTS), threadTTL); err == nil || ctx.Err() == nil {
+		b.storeResult(storeThreads, err) // a Stop that cancelled the call is no failure of the store
+	}
 	history, abandoned := b.history(ctx, r.req, r.progress.messageTS())
 	b.closeAbandoned(ctx, r.req.channel, abandoned)
 	history, dropped := agent.TrimHistory(r.agent, history, r.req.text)
@@ -226,12 +254,14 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	// stopped, and waited for, first.
 	r.progress.stop()
 	rep := res.Report
+	// Read once: a Stop click may still come while the answer is written.
+	stopper := r.stoppedBy()
 	note := ""
 	switch {
 	case r.interrupted.Load():
 		note = "_Interrupted: the bot was restarting. Ask again in a minute._"
-	case r.stopper != "":
-		note = fmt.Sprintf("_Stopped by <@%s>._", r.stopper)
+	case stopper != "":
+		note = fmt.Sprintf("_Stopped by <@%s>._", stopper)
 	}
 	msgs := rep.Slack
 	if len(msgs) == 0 || rep.Synthetic() {
@@ -239,14 +269,14 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	} else if note != "" {
 		msgs = append(msgs, noteMessage(note))
 	}
-	msgs = r.withFeedback(msgs, rep)
+	msgs = r.withFeedback(msgs, rep, stopper)
 	pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer pcancel()
 	status := rep.Status
 	switch {
 	case r.interrupted.Load():
 		status = "interrupted"
-	case r.stopper != "":
+	case stopper != "":
 		status = "stopped"
 	}
 	// The record is saved before the answer is posted, so that a click on
@@ -265,24 +295,110 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 		zap.Int("messages", len(msgs)), zap.Float64("cost_usd", res.Usage.CostUSD))
 }
 
-// stop handles a Stop click: only the asker or an admin may stop.
-func (b *Bot) stop(ctx context.Context, id, user, channel string) {
+// stopValue is the Stop button's value: the session and its asker, so
+// that a replica not running the session can still tell who may stop it.
+func stopValue(session, asker string) string { return session + "|" + asker }
+
+// parseStopValue reads a Stop button's value back; a button of an older
+// release carries the session alone, and asker is then "".
+func parseStopValue(v string) (session, asker string) {
+	session, asker, _ = strings.Cut(v, "|")
+	return session, asker
+}
+
+// stopRefusal is what someone who may not stop a session is told.
+const stopRefusal = "Only the person who asked can stop this."
+
+// stopPoll is how often a session, queued or running, looks in the state
+// store for a Stop click another replica recorded.
+const stopPoll = time.Second
+
+// stopKey names the stop of session by user in the state store.
+func stopKey(session, user string) string { return "stop:" + session + ":" + user }
+
+// stop handles a Stop click: only the asker or an admin may stop. Slack
+// hands the click to any replica's connection: a session not running here
+// gets the stop through the state store, where the replica running it
+// looks for it (watchStops).
+func (b *Bot) stop(ctx context.Context, value, user, channel string) {
+	id, asker := parseStopValue(value)
 	b.mu.Lock()
 	r := b.running[id]
 	b.mu.Unlock()
-	if r == nil {
+	if r != nil {
+		asker = r.req.user
+	}
+	admin := slices.Contains(b.cfg.Admins, user)
+	if asker != "" && user != asker && !admin {
+		_, _ = b.api.PostEphemeralContext(withPriority(ctx, prioNote), channel, user, slackapi.MsgOptionText(stopRefusal, false))
 		return
 	}
-	if user != r.req.user && !slices.Contains(b.cfg.Admins, user) {
-		_, _ = b.api.PostEphemeralContext(withPriority(ctx, prioNote), channel, user, slackapi.MsgOptionText("Only the person who asked can stop this.", false))
+	if r != nil {
+		r.stopBy(user)
 		return
 	}
-	b.mu.Lock()
+	// Not here: the replica running it sees the stop within stopPoll. The
+	// store is called off the envelope loop.
+	b.sessions.Add(1)
+	go func() {
+		defer b.sessions.Done()
+		sctx, cancel := context.WithTimeout(b.work, b.leaseTTL)
+		defer cancel()
+		err := b.state.Mark(sctx, stopKey(id, user), b.leaseTTL)
+		b.storeResult(storeStops, err)
+		if err != nil {
+			b.log.Warn("a Stop click for a session on another replica could not be recorded", zap.String("session", id), zap.String("by", user))
+			return
+		}
+		b.log.Info("stop recorded for the replica running the session", zap.String("session", id), zap.String("by", user))
+	}()
+}
+
+// stopBy stops the session on user's behalf; the first to stop it is the
+// one named in its answer.
+func (r *run) stopBy(user string) {
+	r.b.mu.Lock()
 	if r.stopper == "" {
 		r.stopper = user
 	}
-	b.mu.Unlock()
+	r.b.mu.Unlock()
 	r.cancel()
+}
+
+// watchStops looks in the state store every stopPoll, until ctx ends, for
+// a stop of the session by its asker or an admin that another replica
+// recorded, and stops the session when it finds one.
+func (r *run) watchStops(ctx context.Context) {
+	b := r.b
+	who := append([]string{r.req.user}, b.cfg.Admins...)
+	slices.Sort(who)
+	who = slices.Compact(who)
+	t := time.NewTicker(stopPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, user := range who {
+			pctx, cancel := context.WithTimeout(ctx, stopPoll)
+			stopped, err := b.state.Marked(pctx, stopKey(r.id, user))
+			cancel()
+			if ctx.Err() != nil {
+				return
+			}
+			b.storeResult(storeStops, err)
+			if err != nil {
+				break // tried again at the next tick
+			}
+			if stopped {
+				b.log.Info("stopped from another replica", zap.String("session", r.id), zap.String("by", user))
+				r.stopBy(user)
+				return
+			}
+		}
+	}
 }
 
 // route decides which agent answers a request, or why none may: the allow
@@ -393,14 +509,25 @@ func (b *Bot) lockThread(ctx context.Context, r *run) (unlock func(), slotted bo
 			case <-ctx.Done():
 			case <-t.C:
 			}
+			if ctx.Err() != nil {
+				break
+			}
 			err = take(ctx)
+			if err != nil && ctx.Err() != nil {
+				break // shutting down: not the store's failure
+			}
 			b.storeResult(storeLease, err)
 			if err == nil {
 				failing = time.Time{}
 			} else if failing.IsZero() {
 				failing = time.Now()
-			} else if time.Since(failing) >= b.patience {
+			}
+			if err != nil && (b.storeDown() || time.Since(failing) >= b.patience) {
+				b.storeGaveUp()
 				break
+			}
+			if err != nil {
+				b.log.Debug("state store call failed; retrying", zap.String("calls", storeLease), zap.Duration("in", time.Second))
 			}
 		}
 		t.Stop()
@@ -410,7 +537,12 @@ func (b *Bot) lockThread(ctx context.Context, r *run) (unlock func(), slotted bo
 	}
 	renewed := make(chan struct{})
 	quit := make(chan struct{})
-	go func() { // the lease lives as long as the session, renewed well before it expires
+	// The lease lives as long as the session, renewed well before it
+	// expires from the moment it was taken; so does the slot taken with
+	// it, while the session still posts its progress message and waits
+	// for this process's own bound, or another replica could take it and
+	// exceed the fleet's cap.
+	go func() {
 		defer close(renewed)
 		t := time.NewTicker(b.leaseTTL / 3)
 		defer t.Stop()
@@ -420,7 +552,14 @@ func (b *Bot) lockThread(ctx context.Context, r *run) (unlock func(), slotted bo
 			case <-quit:
 				return
 			case <-t.C:
-				held, err := b.state.Lock(context.WithoutCancel(ctx), lease, b.owner, b.leaseTTL)
+				rctx := context.WithoutCancel(ctx)
+				var held bool
+				var err error
+				if slotted {
+					held, _, err = state.ClaimBoth(rctx, b.state, claim)
+				} else {
+					held, err = b.state.Lock(rctx, lease, b.owner, b.leaseTTL)
+				}
 				b.storeResult(storeLease, err)
 				if err == nil && !held && !lost {
 					// Another replica took the thread while this one could

@@ -36,7 +36,7 @@ func TestChannelsMatchByIDOrNameGlob(t *testing.T) {
 func TestTheProgressMessageShowsStepToolsAndCostWithAStopButton(t *testing.T) {
 	t.Parallel()
 	b := &Bot{cfg: config.Slack{ProgressInterval: config.Duration(1)}}
-	p := newProgress(b, request{channel: "C1", threadTS: "1.0"}, "sess-1")
+	p := newProgress(b, request{channel: "C1", threadTS: "1.0", user: "U1"}, "sess-1")
 	p.observe(agent.Event{Kind: agent.EventTurnStarted, Turn: 2, Path: []string{"helper"}})
 	p.observe(agent.Event{Kind: agent.EventTaskStatus, Status: &agent.TaskStatus{Now: "Reading <the> logs"}, Path: []string{"helper"}})
 	p.observe(agent.Event{Kind: agent.EventToolStarted, Session: "s", Tool: &agent.ToolInfo{ID: "c1", Name: "github__search"}, Path: []string{"helper", "researcher"}})
@@ -56,7 +56,7 @@ func TestTheProgressMessageShowsStepToolsAndCostWithAStopButton(t *testing.T) {
 		t.Fatalf("the last block is not the Stop button: %#v", m.Blocks[len(m.Blocks)-1])
 	}
 	btn := actions.Elements.ElementSet[0].(*slackapi.ButtonBlockElement)
-	if btn.ActionID != stopAction || btn.Value != "sess-1" {
+	if session, asker := parseStopValue(btn.Value); btn.ActionID != stopAction || session != "sess-1" || asker != "U1" {
 		t.Fatalf("stop button %+v", btn)
 	}
 	p.observe(agent.Event{Kind: agent.EventToolFinished, Session: "s", Tool: &agent.ToolInfo{ID: "c1", Name: "github__search"}})

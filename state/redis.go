@@ -39,7 +39,6 @@ const redisDialTimeout = 5 * time.Second
 // openRedis opens the store that config.State describes with backend
 // "redis": at redis_url, every key under redis_prefix.
 func openRedis(cfg config.State) (*Redis, error) {
-	redis.SetLogger(quietRedis{})
 	ctx, cancel := context.WithTimeout(context.Background(), redisDialTimeout)
 	defer cancel()
 	return DialRedis(ctx, cfg.RedisURL.Reveal(), cfg.RedisPrefix)
@@ -64,6 +63,7 @@ func DialRedis(ctx context.Context, rawURL, prefix string) (*Redis, error) {
 	// plain server for them only adds a failed command to every connection.
 	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	failFast(opts)
+	quietOnce.Do(func() { redis.SetLogger(quietRedis{}) })
 	client := redis.NewClient(opts)
 	if err := client.Ping(ctx).Err(); err != nil {
 		_ = client.Close()
@@ -75,6 +75,7 @@ func DialRedis(ctx context.Context, rawURL, prefix string) (*Redis, error) {
 // NewRedis returns a store on an existing client, with every key under
 // prefix ("" means DefaultRedisPrefix). Close closes the client.
 func NewRedis(client *redis.Client, prefix string) *Redis {
+	quietOnce.Do(func() { redis.SetLogger(quietRedis{}) })
 	if prefix == "" {
 		prefix = DefaultRedisPrefix
 	}

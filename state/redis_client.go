@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"crypto/rand"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -71,5 +72,9 @@ func onceToken() string { return rand.Text() }
 // server is away; the store's errors carry the same cause, and the bot logs
 // those once per kind of call.
 type quietRedis struct{}
+
+// quietOnce installs quietRedis once, before the first client is made:
+// go-redis keeps one logger for the whole process.
+var quietOnce sync.Once
 
 func (quietRedis) Printf(context.Context, string, ...any) {}

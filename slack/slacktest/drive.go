@@ -97,6 +97,14 @@ var ErrNoSuchAction = errors.New("slacktest: no such action in the message")
 // the negative one's value — and the action carries that button's value and
 // text, as Slack sends them.
 func (s *Server) Click(channel, messageTS, user, actionID, value string) (envelopeID string, err error) {
+	return s.ClickOn(0, channel, messageTS, user, actionID, value)
+}
+
+// ClickOn is Click delivered to the Socket Mode connection conn (an id
+// from ConnectionIDs or Envelope.Conn) rather than one dealt at random, as
+// Slack may hand any interaction to any of an app's connections; 0, or a
+// connection no longer open, deals it at random.
+func (s *Server) ClickOn(conn int, channel, messageTS, user, actionID, value string) (envelopeID string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ensureUser(user)
@@ -134,7 +142,7 @@ func (s *Server) Click(channel, messageTS, user, actionID, value string) (envelo
 	if m.ThreadTS != "" {
 		container["thread_ts"] = m.ThreadTS
 	}
-	e := s.newEnvelope("interactive", map[string]any{
+	e := s.newEnvelopeOn(conn, "interactive", map[string]any{
 		"type":         "block_actions",
 		"team":         map[string]any{"id": s.opts.TeamID, "domain": "emulator"},
 		"user":         map[string]any{"id": user, "username": s.users[user].Name, "name": s.users[user].Name, "team_id": s.opts.TeamID},

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +50,7 @@ type envelope struct {
 	attempt int
 	reason  string
 	conn    int
+	pin     int // the connection it must go to while open; 0 for any
 	timer   *time.Timer
 	acked   bool
 	expired bool // unacked past the timeout and not retried further
@@ -186,8 +188,14 @@ func (s *Server) readLoop(c *conn) {
 
 // newEnvelope creates and sends a first delivery; s.mu held.
 func (s *Server) newEnvelope(typ string, payload any) *envelope {
+	return s.newEnvelopeOn(0, typ, payload)
+}
+
+// newEnvelopeOn is newEnvelope sent to connection conn while it is open
+// (0: any); s.mu held.
+func (s *Server) newEnvelopeOn(conn int, typ string, payload any) *envelope {
 	raw, _ := json.Marshal(payload)
-	e := &envelope{id: s.nextID("env-"), typ: typ, payload: raw}
+	e := &envelope{id: s.nextID("env-"), typ: typ, payload: raw, pin: conn}
 	s.envelopes[e.id] = e
 	s.send(e)
 	return e
@@ -217,6 +225,12 @@ func (s *Server) send(e *envelope) {
 	for _, c := range s.conns {
 		if !c.draining {
 			live = append(live, c)
+		}
+	}
+	for _, c := range live {
+		if e.pin != 0 && c.id == e.pin {
+			live = []*conn{c}
+			break
 		}
 	}
 	if len(live) > 1 && e.conn != 0 {
@@ -271,6 +285,19 @@ func (s *Server) retry(e *envelope, reason string) *envelope {
 	s.envelopes[n.id] = n
 	s.send(n)
 	return n
+}
+
+// ConnectionIDs returns the ids of the open Socket Mode connections, in
+// the order they were opened.
+func (s *Server) ConnectionIDs() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]int, 0, len(s.conns))
+	for id := range s.conns {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // Connections returns how many Socket Mode connections are open.
