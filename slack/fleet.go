@@ -105,7 +105,7 @@ func (b *Bot) storeResult(kind string, err error) {
 	h.mu.Unlock()
 	switch {
 	case warn:
-		b.log.Warn("state store failing; retrying", zap.String("calls", kind), zap.Error(err))
+		b.log.Warn("state store failing; retrying", zap.String("calls", kind), zap.String("error", state.Cause(err)))
 	case recovered:
 		b.log.Info("state store answering again", zap.String("calls", kind))
 	}

@@ -67,7 +67,7 @@ func DialRedis(ctx context.Context, rawURL, prefix string) (*Redis, error) {
 	client := redis.NewClient(opts)
 	if err := client.Ping(ctx).Err(); err != nil {
 		_ = client.Close()
-		return nil, fmt.Errorf("state: redis at %s does not answer: %w", opts.Addr, err)
+		return nil, fmt.Errorf("state: the redis server of state.redis_url does not answer: %s", Cause(err))
 	}
 	return NewRedis(client, prefix), nil
 }

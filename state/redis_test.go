@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/state/redistest"
 )
@@ -497,6 +499,13 @@ func TestOpenRedisNeverRepeatsThePassword(t *testing.T) {
 		if strings.Contains(err.Error(), "s3cretpw") {
 			t.Errorf("the error repeats the password: %v", err)
 		}
+		if strings.Contains(err.Error(), "127.0.0.1") {
+			t.Errorf("the error names the server's address: %v", err)
+		}
+	}
+	_, err := openRedis(config.State{Backend: "redis", RedisURL: "redis://127.0.0.1:1/0"})
+	if err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("a server that refuses the connection gives %v", err)
 	}
 }
 
@@ -561,5 +570,24 @@ func TestRedisStoreRecoversWhenTheServerRestarts(t *testing.T) {
 	})
 	if ok, err := r.Acquire(ctx, "sessions", "b", 1, time.Minute); err != nil || !ok {
 		t.Fatalf("Acquire after the restart = %v, %v", ok, err)
+	}
+}
+
+func TestCauseNamesNoAddress(t *testing.T) {
+	t.Parallel()
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
+	defer client.Close()
+	err := NewRedis(client, "").Mark(context.Background(), "k", time.Minute)
+	if err == nil {
+		t.Fatal("a store on a closed port answered")
+	}
+	if !strings.Contains(err.Error(), "127.0.0.1") {
+		t.Fatalf("the raw error names no address, so this test proves nothing: %v", err)
+	}
+	if got := Cause(err); got != "connection refused" {
+		t.Errorf("Cause = %q, want connection refused", got)
+	}
+	if got := Cause(errors.New("ERR wrong number of arguments")); got != "ERR wrong number of arguments" {
+		t.Errorf("Cause of a server's own error = %q", got)
 	}
 }

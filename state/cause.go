@@ -1,0 +1,30 @@
+package state
+
+import (
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+)
+
+// Cause says in words why a store call failed, without the address a
+// network error carries: what the bot may log of a store's failure.
+func Cause(err error) string {
+	var dns *net.DNSError
+	var nerr net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.As(err, &dns):
+		return "its host name does not resolve"
+	case errors.As(err, &nerr) && nerr.Timeout():
+		return "timed out"
+	case strings.Contains(err.Error(), "NOAUTH"), strings.Contains(err.Error(), "WRONGPASS"):
+		return "authentication failed"
+	case errors.As(err, &nerr), errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF):
+		return "unreachable"
+	default:
+		return err.Error()
+	}
+}
