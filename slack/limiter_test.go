@@ -720,3 +720,40 @@ func TestTimeQueuedForABudgetDoesNotCountAgainstTheCall(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// When the store stops counting, a replica soon paces its own progress
+// messages alone again instead of the fleet's last count.
+func TestAReplicaForgetsTheFleetsCountWhenTheStoreStopsCounting(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	dial := func() *state.Redis {
+		s, err := state.DialRedis(context.Background(), srv.URL(), "pace:")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tier3 := func() float64 { return 50.0 / 60 }
+	a := &pacer{base: 2 * time.Second, rate: tier3, beat: 100 * time.Millisecond}
+	b := &pacer{base: 2 * time.Second, rate: tier3, beat: 100 * time.Millisecond}
+	for range 10 {
+		a.join()
+	}
+	for range 20 {
+		b.join()
+	}
+	var wg sync.WaitGroup
+	for _, p := range []*pacer{a, b} {
+		store := dial()
+		wg.Go(func() { p.count(ctx, store, "T1", zap.NewNop()) })
+	}
+	fleet, alone := stretch(2*time.Second, 30, tier3()), stretch(2*time.Second, 10, tier3())
+	eventually(t, "the first replica to pace 30 progress messages", func() bool { return a.interval() == fleet })
+	srv.Down()
+	eventually(t, "the first replica to pace its own 10 alone", func() bool { return a.interval() == alone })
+	cancel()
+	wg.Wait()
+}
