@@ -122,10 +122,14 @@ func (p *progress) aside(f func()) {
 // wait for its budget; shutdown cuts it short once the grace is over.
 const cosmeticPatience = 2 * time.Minute
 
+// stoppingRemoval bounds taking a reaction off once the bot has stopped
+// waiting for sessions, so it never holds the shutdown up.
+const stoppingRemoval = 5 * time.Second
+
 // unreact takes the "eyes" reaction off the question, off the session's
 // path: a reaction still waiting for its budget is given up, one on its
 // way is waited for, then removed. Once the bot has stopped waiting for
-// sessions, it is removed only if a token is free at once.
+// sessions, it is removed only if a token is free at once, and quickly.
 func (p *progress) unreact() {
 	p.mu.Lock()
 	marked, unmark, started := p.marked, p.unmark, p.unmarked
@@ -151,7 +155,7 @@ func (p *progress) unreact() {
 			if !ok {
 				return
 			}
-			ctx, cancel = context.WithTimeout(paid, slackCallTimeout)
+			ctx, cancel = context.WithTimeout(paid, stoppingRemoval)
 			defer cancel()
 		}
 		if err := b.api.RemoveReactionContext(ctx, "eyes", slackapi.NewRefToMessage(p.req.channel, p.req.ts)); err != nil {
