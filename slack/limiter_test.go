@@ -652,9 +652,15 @@ func TestAFrozenRedisIsBudgetedAroundAndUsedAgainWhenItAnswers(t *testing.T) {
 		t.Fatal("the fallback to local budgets was not logged")
 	}
 
+	// The local bucket is spent; the shared one has its burst, less what a
+	// take given up while Redis was frozen may have spent once it ran.
 	clk.advance(storeCooldown)
-	if !take(a) || !take(a) {
-		t.Fatal("Redis answers again, with a full shared bucket, and gave no token")
+	n := 0
+	for n < 3 && take(a) {
+		n++
+	}
+	if n == 0 {
+		t.Fatal("Redis answers again, with tokens in the shared bucket, and gave none")
 	}
 	if take(b) {
 		t.Fatal("the other replica found a token: the first did not take from the shared bucket again")
