@@ -269,20 +269,24 @@ func (b *Bot) defaultAgent() (*config.Agent, error) {
 	return nil, errors.New("set slack.agent: the agent that answers in Slack")
 }
 
-// slackCallTimeout bounds one Web API call; a hung connection must not
-// hold an answer forever.
+// slackCallTimeout bounds one Web API call on the wire, from the moment
+// its rate budget lets it go (the limiter applies it, so time spent queued
+// for a token does not count); a hung connection must not hold an answer
+// forever.
 const slackCallTimeout = 30 * time.Second
 
 // httpClient is the Web API's client: one pool of kept-alive connections
-// for every session (slack-go's default keeps two), each call bounded.
+// for every session (slack-go's default keeps two). It sets no Timeout of
+// its own: that would run from before the limiter's queue, so a call that
+// waited for its budget would be cut short or fail unsent.
 func httpClient() *http.Client {
 	t, ok := http.DefaultTransport.(*http.Transport)
 	if !ok {
-		return &http.Client{Timeout: slackCallTimeout}
+		return &http.Client{Transport: http.DefaultTransport}
 	}
 	t = t.Clone()
 	t.MaxIdleConnsPerHost = 256
-	return &http.Client{Transport: t, Timeout: slackCallTimeout}
+	return &http.Client{Transport: t}
 }
 
 // RateStats reports how the bot spends its Slack rate budgets: calls, 429s

@@ -32,6 +32,10 @@ import (
 // a progress refresh, and refreshes cannot drain the budget answers need.
 // A 429 teaches the limiter: the bucket is closed for Retry-After, and its
 // rate halved for a minute (and again at each further 429).
+//
+// The time a call waits in the queue is not part of its time on the wire:
+// each call gets slackCallTimeout from the moment its token is taken, and
+// only the caller's own context bounds its wait.
 
 // priority orders calls waiting for the same budget; lower goes first.
 type priority int
@@ -120,10 +124,15 @@ type limit struct {
 
 // limiter budgets the Web API calls; see the comment at the top.
 type limiter struct {
-	next     http.RoundTripper
-	store    state.Store
-	local    *state.Memory // when the store fails, this process's own buckets
-	clock    clock
+	next  http.RoundTripper
+	store state.Store
+	local *state.Memory // when the store fails, this process's own buckets
+	clock clock
+	// wire bounds a call from the moment its token is taken to the end of
+	// its answer (slackCallTimeout); the caller's deadline, when earlier,
+	// still holds.
+	wire     time.Duration
+	health   storeBreaker // whether the store is asked, l.mu held
 	log      *zap.Logger
 	limits   map[string]limit
 	mu       sync.Mutex
@@ -171,7 +180,7 @@ type waiter struct {
 var errNoBudget = errors.New("slack: no rate budget left at once")
 
 func newLimiter(next http.RoundTripper, store state.Store, limits map[string]config.RateLimit, clk clock, log *zap.Logger) *limiter {
-	l := &limiter{next: next, store: store, clock: clk, log: log, limits: map[string]limit{},
+	l := &limiter{next: next, store: store, clock: clk, log: log, wire: slackCallTimeout, limits: map[string]limit{},
 		queues: map[string]*queue{}, methods: map[string]*methodStats{}}
 	l.local = state.NewMemoryAt(clk.Now)
 	for m, rl := range limits {
@@ -190,8 +199,10 @@ func (l *limiter) setWorkspace(team string) {
 
 // RoundTrip waits for the call's budget, makes the call, and learns from
 // a 429. Once a token is spent the call is no longer cancelled with its
-// context (only its deadline holds): a call that may already have reached
-// Slack is waited for, so nothing the caller stopped lands later.
+// context: a call that may already have reached Slack is waited for, so
+// nothing the caller stopped lands later. From then on it has l.wire to
+// be answered, or less if the caller's deadline comes first; the time it
+// queued does not count against it.
 func (l *limiter) RoundTrip(req *http.Request) (*http.Response, error) {
 	method := path.Base(req.URL.Path)
 	lim, limited := l.limits[method]
@@ -210,7 +221,7 @@ func (l *limiter) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	waited := l.clock.Now().Sub(start)
-	ctx, cancel := detach(req.Context())
+	ctx, cancel := detach(req.Context(), l.wire)
 	resp, err := l.next.RoundTrip(req.WithContext(ctx))
 	if err != nil {
 		cancel()
@@ -322,26 +333,120 @@ func (l *limiter) wait(ctx context.Context, method, channel string, p priority, 
 	}
 }
 
-// take takes from the shared bucket, or from this process's own when the
-// store fails: a store that stopped answering must not stop the bot.
+// Asking the shared buckets. A store that stopped answering must slow
+// neither the calls nor the bot: each take from it is bounded by
+// storeTimeout, and after a failure the limiter budgets this replica alone
+// for storeCooldown, then lets one call at a time ask the store again
+// while the others go on with the local buckets.
+const (
+	storeTimeout  = 200 * time.Millisecond
+	storeCooldown = 5 * time.Second
+)
+
+// errStoreSlow is a take from the store that did not answer in time.
+var errStoreSlow = errors.New("the state store did not answer within " + storeTimeout.String())
+
+// storeBreaker is what the limiter knows of the store's health.
+type storeBreaker struct {
+	down      bool      // the last take from the store failed
+	downUntil time.Time // until then nobody asks it
+	probing   bool      // one call is asking it again
+}
+
+// take takes from the shared bucket, or from this process's own while the
+// store fails.
 func (l *limiter) take(ctx context.Context, key string, rate float64, burst, keep int) (time.Duration, error) {
-	d, err := l.store.Take(ctx, key, rate, burst, keep)
-	if err == nil {
-		return d, nil
+	if probe, ask := l.askStore(); ask {
+		d, err := l.storeTake(ctx, key, rate, burst, keep)
+		switch {
+		case err == nil:
+			l.storeAnswered()
+			return d, nil
+		case ctx.Err() != nil:
+			l.storeUnknown(probe)
+			return 0, ctx.Err()
+		}
+		l.storeFailed(err)
 	}
-	if ctx.Err() != nil {
-		return 0, ctx.Err()
-	}
+	return l.local.Take(ctx, key, rate, burst, keep)
+}
+
+// askStore reports whether this take may ask the store, and whether it
+// is the one probe of a store that failed.
+func (l *limiter) askStore() (probe, ask bool) {
 	l.mu.Lock()
-	warn := l.clock.Now().Sub(l.warnedAt) > time.Minute
+	defer l.mu.Unlock()
+	h := &l.health
+	switch {
+	case !h.down:
+		return false, true
+	case h.probing || l.clock.Now().Before(h.downUntil):
+		return false, false
+	}
+	h.probing = true
+	return true, true
+}
+
+// storeTake is one take from the store, given up after storeTimeout
+// whatever the store's own timeouts: an abandoned take ends on its own.
+func (l *limiter) storeTake(ctx context.Context, key string, rate float64, burst, keep int) (time.Duration, error) {
+	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	type result struct {
+		d   time.Duration
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		d, err := l.store.Take(sctx, key, rate, burst, keep)
+		done <- result{d, err}
+	}()
+	select {
+	case r := <-done:
+		return r.d, r.err
+	case <-sctx.Done():
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		return 0, errStoreSlow
+	}
+}
+
+// storeAnswered closes the breaker: the shared buckets are used again.
+func (l *limiter) storeAnswered() {
+	l.mu.Lock()
+	back := l.health.down
+	l.health = storeBreaker{}
+	l.mu.Unlock()
+	if back {
+		l.log.Info("the shared Slack rate budget answers again")
+	}
+}
+
+// storeUnknown gives up a probe whose caller left before the store
+// answered; the next take probes instead.
+func (l *limiter) storeUnknown(probe bool) {
+	if probe {
+		l.mu.Lock()
+		l.health.probing = false
+		l.mu.Unlock()
+	}
+}
+
+// storeFailed opens the breaker for storeCooldown, and says so once a
+// minute.
+func (l *limiter) storeFailed(err error) {
+	l.mu.Lock()
+	now := l.clock.Now()
+	l.health = storeBreaker{down: true, downUntil: now.Add(storeCooldown)}
+	warn := now.Sub(l.warnedAt) > time.Minute
 	if warn {
-		l.warnedAt = l.clock.Now()
+		l.warnedAt = now
 	}
 	l.mu.Unlock()
 	if warn {
 		l.log.Warn("the shared Slack rate budget is unavailable; budgeting this replica alone", zap.Error(err))
 	}
-	return l.local.Take(ctx, key, rate, burst, keep)
 }
 
 // leave takes w out of its queue and wakes the next head.
@@ -440,13 +545,14 @@ func channelOf(req *http.Request) (string, error) {
 	return form.Get("channel"), nil
 }
 
-// detach keeps ctx's values and deadline but not its cancellation.
-func detach(ctx context.Context) (context.Context, context.CancelFunc) {
-	d := context.WithoutCancel(ctx)
-	if dl, ok := ctx.Deadline(); ok {
-		return context.WithDeadline(d, dl)
+// detach keeps ctx's values but not its cancellation, and gives the call
+// wire from now, or until ctx's deadline when that comes first.
+func detach(ctx context.Context, wire time.Duration) (context.Context, context.CancelFunc) {
+	dl := time.Now().Add(wire)
+	if cdl, ok := ctx.Deadline(); ok && cdl.Before(dl) {
+		dl = cdl
 	}
-	return context.WithCancel(d)
+	return context.WithDeadline(context.WithoutCancel(ctx), dl)
 }
 
 // cancelBody releases the detached context when the response is read.

@@ -2,6 +2,8 @@ package slack
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,10 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+	slackapi "github.com/slack-go/slack"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/slack/slacktest"
 	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/state/redistest"
 )
@@ -437,4 +442,332 @@ func TestAStoreThatFailsLeavesTheReplicaBudgetingAlone(t *testing.T) {
 	if n := logs.FilterMessageSnippet("budgeting this replica alone").Len(); n != 1 {
 		t.Fatalf("%d warnings about the store, want one", n)
 	}
+}
+
+// hungListener accepts connections and never answers on them, as a Redis
+// that hangs or sits behind a partition looks to its clients; it counts
+// the connections it was asked for.
+type hungListener struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newHungListener(t *testing.T) *hungListener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &hungListener{ln: ln}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			h.mu.Lock()
+			h.conns = append(h.conns, c)
+			h.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for _, c := range h.conns {
+			_ = c.Close()
+		}
+	})
+	return h
+}
+
+func (h *hungListener) accepted() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.conns)
+}
+
+// emulatorClient is slack-go on an emulator with channel C1, its HTTP
+// client's transport the limiter l builds on next.
+func emulatorClient(t *testing.T, build func(next http.RoundTripper) *limiter) (*slacktest.Server, *slackapi.Client) {
+	t.Helper()
+	srv, err := slacktest.New(slacktest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	srv.AddChannel("C1", "general", true)
+	hc := httpClient()
+	if tr, ok := hc.Transport.(*http.Transport); ok {
+		// Calls at once may dial a connection that ends up unused; the
+		// emulator's shutdown would wait 5 s for such a new, idle one.
+		t.Cleanup(tr.CloseIdleConnections)
+	}
+	hc.Transport = build(hc.Transport)
+	return srv, slackapi.New(srv.BotToken(), slackapi.OptionAPIURL(srv.APIURL()), slackapi.OptionHTTPClient(hc))
+}
+
+// A Redis that accepts connections and never answers must not hold every
+// call up: the limiter gives the store a short while, then budgets alone
+// with its local burst.
+func TestAStoreThatHangsDoesNotHoldCallsUp(t *testing.T) {
+	t.Parallel()
+	hung := newHungListener(t)
+	client := redis.NewClient(&redis.Options{Addr: hung.ln.Addr().String()}) // go-redis's own timeouts: 3 s a read, 3 retries
+	store := state.NewRedis(client, "hung:")
+	t.Cleanup(func() { _ = store.Close() })
+	_, api := emulatorClient(t, func(next http.RoundTripper) *limiter {
+		l := newLimiter(next, store, map[string]config.RateLimit{"chat.update": {PerMinute: 50, Burst: 8}}, realClock{}, zap.NewNop())
+		l.setWorkspace("T1")
+		return l
+	})
+	_, ts, err := api.PostMessage("C1", slackapi.MsgOptionText("hello", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	update := func(ctx context.Context, text string) error {
+		_, _, _, err := api.UpdateMessageContext(ctx, "C1", ts, slackapi.MsgOptionText(text, false))
+		return err
+	}
+	// Three calls one after the other: each took over 2 s when every one
+	// waited for the store in turn.
+	began := time.Now()
+	for i := range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := update(ctx, fmt.Sprintf("edit %d", i))
+		cancel()
+		if err != nil {
+			t.Fatalf("update %d with the store hung: %v", i+1, err)
+		}
+	}
+	took := time.Since(began)
+	if took > 3*time.Second {
+		t.Fatalf("three updates took %v with the store hung", took.Round(time.Millisecond))
+	}
+	// Twenty at once: the local burst of 8 (less the three above, plus
+	// what refilled) goes out at once, the rest wait for the local rate.
+	const want = 5
+	var ok atomic.Int64
+	var wg sync.WaitGroup
+	began = time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	for i := range 20 {
+		wg.Go(func() {
+			if update(ctx, fmt.Sprintf("at once %d", i)) == nil && ok.Add(1) == want {
+				cancel() // enough: the others would wait for the local rate
+			}
+		})
+	}
+	wg.Wait()
+	if n := ok.Load(); n < want {
+		t.Fatalf("%d of 20 concurrent updates went out within 3 s with the store hung; the local burst allows %d", n, want)
+	}
+	t.Logf("store hung: three updates in turn took %v; %d of 20 at once went out in %v", took.Round(time.Millisecond), want, time.Since(began).Round(time.Millisecond))
+}
+
+// After a failure the store is left alone for a while, then one call at
+// a time asks it again while the others use the local buckets.
+func TestAFailedStoreIsProbedByOneCallAtATime(t *testing.T) {
+	t.Parallel()
+	hung := newHungListener(t)
+	// No retries of go-redis's own: each take from the store is one connection.
+	store := state.NewRedis(redis.NewClient(&redis.Options{Addr: hung.ln.Addr().String(), MaxRetries: -1}), "hung:")
+	t.Cleanup(func() { _ = store.Close() })
+	clk := newFakeClock()
+	l := newLimiter(http.DefaultTransport, store, map[string]config.RateLimit{"chat.postMessage": {PerMinute: 60, Burst: 4, Per: config.PerChannel}}, clk, zap.NewNop())
+	l.setWorkspace("T1")
+	take := func(channel string) bool {
+		_, ok := l.takeNow(context.Background(), "chat.postMessage", channel, prioAnswer)
+		return ok
+	}
+	if !take("C0") { // the store fails this one; the local bucket serves it
+		t.Fatal("no token with the store hung")
+	}
+	eventually(t, "the store's connection", func() bool { return hung.accepted() == 1 })
+	before := hung.accepted()
+	for i := range 5 { // within the cooldown nobody asks the store
+		if !take(fmt.Sprintf("C%d", i+1)) {
+			t.Fatal("no local token while the store is left alone")
+		}
+	}
+	if n := hung.accepted() - before; n != 0 {
+		t.Fatalf("%d connections to the store within its cooldown", n)
+	}
+	clk.advance(storeCooldown)
+	var wg sync.WaitGroup
+	for i := range 5 {
+		wg.Go(func() {
+			if !take(fmt.Sprintf("D%d", i)) {
+				t.Error("no token after the cooldown")
+			}
+		})
+	}
+	wg.Wait()
+	eventually(t, "the probe's connection", func() bool { return hung.accepted() > before })
+	if n := hung.accepted() - before; n != 1 {
+		t.Fatalf("five calls after the cooldown opened %d connections to the store, want one probe", n)
+	}
+}
+
+// A real Redis that freezes: calls go on with the local buckets at once;
+// once it answers again (and the cooldown passed) the shared bucket is
+// used again, so another replica sees what this one took.
+func TestAFrozenRedisIsBudgetedAroundAndUsedAgainWhenItAnswers(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	dial := func() *state.Redis {
+		s, err := state.DialRedis(context.Background(), srv.URL(), "frozen:")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	limits := map[string]config.RateLimit{"chat.update": {PerMinute: 1, Burst: 2}}
+	clk := newFakeClock()
+	core, logs := observer.New(zap.InfoLevel)
+	a := newLimiter(http.DefaultTransport, dial(), limits, clk, zap.New(core))
+	a.setWorkspace("T1")
+	b := testLimiter(t, newFakeClock(), nil, limits)
+	b.store = dial()
+	take := func(l *limiter) bool {
+		_, ok := l.takeNow(context.Background(), "chat.update", "", prioAnswer)
+		return ok
+	}
+
+	srv.Hang()
+	began := time.Now()
+	got := []bool{take(a), take(a), take(a)}
+	took := time.Since(began)
+	srv.Resume()
+	if !got[0] || !got[1] || got[2] {
+		t.Fatalf("with Redis frozen, three takes from a local burst of 2 gave %v", got)
+	}
+	if took > 1500*time.Millisecond {
+		t.Fatalf("three takes with Redis frozen took %v", took.Round(time.Millisecond))
+	}
+	if logs.FilterMessageSnippet("budgeting this replica alone").Len() != 1 {
+		t.Fatal("the fallback to local budgets was not logged")
+	}
+
+	// The local bucket is spent; the shared one has its burst, less what a
+	// take given up while Redis was frozen may have spent once it ran.
+	clk.advance(storeCooldown)
+	n := 0
+	for n < 3 && take(a) {
+		n++
+	}
+	if n == 0 {
+		t.Fatal("Redis answers again, with tokens in the shared bucket, and gave none")
+	}
+	if take(b) {
+		t.Fatal("the other replica found a token: the first did not take from the shared bucket again")
+	}
+	if logs.FilterMessageSnippet("answers again").Len() != 1 {
+		t.Fatal("the store's return was not logged")
+	}
+}
+
+// A call that waited in the queue still gets its whole time on the wire:
+// the bound runs from the moment its token is taken.
+func TestTimeQueuedForABudgetDoesNotCountAgainstTheCall(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
+	defer srv.Close()
+	clk := newFakeClock()
+	hc := httpClient()
+	next := hc.Transport
+	var deadline atomic.Value // of the call as it reached the wire
+	wire := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		dl, _ := r.Context().Deadline()
+		deadline.Store(dl)
+		return next.RoundTrip(r)
+	})
+	l := testLimiter(t, clk, wire, map[string]config.RateLimit{"chat.update": {PerMinute: 60, Burst: 1}})
+	hc.Transport = l
+	if err := l.wait(context.Background(), "chat.update", "", prioAnswer, false); err != nil { // the only token
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		resp, err := hc.Post(srv.URL+"/api/chat.update", "application/x-www-form-urlencoded", strings.NewReader("channel=C1"))
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	eventually(t, "the call to queue", func() bool { return waiting(l, "chat.update") == 1 })
+	queued := time.Now() // the call has been waiting since before this
+	var err error
+	for i := 0; ; i++ {
+		if i == 100 {
+			t.Fatal("the call did not go out")
+		}
+		clk.advance(time.Second)
+		select {
+		case err = <-done:
+		case <-time.After(10 * time.Millisecond):
+			continue
+		}
+		break
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	dl, _ := deadline.Load().(time.Time)
+	if dl.IsZero() {
+		t.Fatal("the call went out with no deadline")
+	}
+	if dl.Before(queued.Add(slackCallTimeout)) {
+		t.Fatalf("the call reached the wire with %v left of its %v: its time in the queue counted against it",
+			time.Until(dl).Round(time.Millisecond), slackCallTimeout)
+	}
+	if dl.After(time.Now().Add(slackCallTimeout)) {
+		t.Fatalf("the call's deadline %v is beyond %v from now", time.Until(dl), slackCallTimeout)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// When the store stops counting, a replica soon paces its own progress
+// messages alone again instead of the fleet's last count.
+func TestAReplicaForgetsTheFleetsCountWhenTheStoreStopsCounting(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	dial := func() *state.Redis {
+		s, err := state.DialRedis(context.Background(), srv.URL(), "pace:")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tier3 := func() float64 { return 50.0 / 60 }
+	a := &pacer{base: 2 * time.Second, rate: tier3, beat: 100 * time.Millisecond}
+	b := &pacer{base: 2 * time.Second, rate: tier3, beat: 100 * time.Millisecond}
+	for range 10 {
+		a.join()
+	}
+	for range 20 {
+		b.join()
+	}
+	var wg sync.WaitGroup
+	for _, p := range []*pacer{a, b} {
+		store := dial()
+		wg.Go(func() { p.count(ctx, store, "T1", zap.NewNop()) })
+	}
+	fleet, alone := stretch(2*time.Second, 30, tier3()), stretch(2*time.Second, 10, tier3())
+	eventually(t, "the first replica to pace 30 progress messages", func() bool { return a.interval() == fleet })
+	srv.Down()
+	eventually(t, "the first replica to pace its own 10 alone", func() bool { return a.interval() == alone })
+	cancel()
+	wg.Wait()
 }

@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -27,6 +28,7 @@ const progressShare = 0.6
 type pacer struct {
 	base time.Duration
 	rate func() float64 // chat.update's budget now, calls a second; 0 when unlimited
+	beat time.Duration  // how often the replicas count together; 0 means fleetBeat
 
 	mu    sync.Mutex
 	live  int // this replica's progress messages
@@ -37,20 +39,28 @@ type pacer struct {
 // together.
 const fleetBeat = time.Second
 
+// fleetStale is how many beats without a count the fleet's last count is
+// trusted; after that the replica paces its own progress messages alone
+// until the store counts again.
+const fleetStale = 3
+
 // count keeps fleet up to date until ctx ends. Once a beat, each replica
 // adds its own count to that beat's counter in the store and reads the
-// previous beat's total, to which every replica added once.
+// previous beat's total, to which every replica added once. A count that
+// takes longer than a beat is given up: it would be out of date.
 func (p *pacer) count(ctx context.Context, st state.Store, team string, log *zap.Logger) {
-	t := time.NewTicker(fleetBeat / 4)
+	beatLen := cmp.Or(p.beat, fleetBeat)
+	t := time.NewTicker(beatLen / 4)
 	defer t.Stop()
 	last := int64(-1)
+	counted := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		beat := time.Now().UnixNano() / int64(fleetBeat)
+		beat := time.Now().UnixNano() / int64(beatLen)
 		if beat == last {
 			continue
 		}
@@ -59,17 +69,26 @@ func (p *pacer) count(ctx context.Context, st state.Store, team string, log *zap
 		live := p.live
 		p.mu.Unlock()
 		key := "progress-live:" + team + ":"
-		_, err := st.Add(ctx, key+strconv.FormatInt(beat, 10), float64(live), 3*fleetBeat)
+		cctx, cancel := context.WithTimeout(ctx, beatLen)
+		_, err := st.Add(cctx, key+strconv.FormatInt(beat, 10), float64(live), 3*beatLen)
 		var total float64
 		if err == nil {
-			total, err = st.Get(ctx, key+strconv.FormatInt(beat-1, 10))
+			total, err = st.Get(cctx, key+strconv.FormatInt(beat-1, 10))
 		}
+		cancel()
 		if err != nil {
-			if ctx.Err() == nil {
-				log.Debug("progress messages not counted across replicas", zap.Error(err))
+			if ctx.Err() != nil {
+				return
+			}
+			log.Debug("progress messages not counted across replicas", zap.Error(err))
+			if time.Since(counted) >= fleetStale*beatLen {
+				p.mu.Lock()
+				p.fleet = 0
+				p.mu.Unlock()
 			}
 			continue
 		}
+		counted = time.Now()
 		p.mu.Lock()
 		p.fleet = int(total)
 		p.mu.Unlock()

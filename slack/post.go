@@ -77,22 +77,27 @@ func (b *Bot) send(ctx context.Context, channel, threadTS, updateTS string, m bl
 }
 
 // deliver posts messages in order — the first in place of the message at
-// updateTS when there is one — falling back as Slack requires.
-func (b *Bot) deliver(ctx context.Context, channel, threadTS, updateTS string, msgs []blockkit.Message) error {
+// updateTS when there is one — falling back as Slack requires. replaced
+// reports whether the message at updateTS now holds (the start of) the
+// first message, even when a later one failed.
+func (b *Bot) deliver(ctx context.Context, channel, threadTS, updateTS string, msgs []blockkit.Message) (replaced bool, err error) {
 	for i, m := range msgs {
 		u := ""
 		if i == 0 {
 			u = updateTS
 		}
-		if err := b.deliverOne(ctx, channel, threadTS, u, m); err != nil {
-			return err
+		if err := b.deliverOne(ctx, channel, threadTS, u, m, &replaced); err != nil {
+			return replaced, err
 		}
 	}
-	return nil
+	return replaced, nil
 }
 
-func (b *Bot) deliverOne(ctx context.Context, channel, threadTS, updateTS string, m blockkit.Message) error {
+func (b *Bot) deliverOne(ctx context.Context, channel, threadTS, updateTS string, m blockkit.Message, replaced *bool) error {
 	_, err := b.send(ctx, channel, threadTS, updateTS, m)
+	if err == nil && updateTS != "" {
+		*replaced = true
+	}
 	if err == nil || !refused(err) {
 		return err
 	}
@@ -101,10 +106,10 @@ func (b *Bot) deliverOne(ctx context.Context, channel, threadTS, updateTS string
 		half := len(m.Blocks) / 2
 		first := blockkit.Message{Text: m.Text, Blocks: m.Blocks[:half]}
 		second := blockkit.Message{Text: m.Text, Blocks: m.Blocks[half:]}
-		if err := b.deliverOne(ctx, channel, threadTS, updateTS, first); err != nil {
+		if err := b.deliverOne(ctx, channel, threadTS, updateTS, first, replaced); err != nil {
 			return err
 		}
-		return b.deliverOne(ctx, channel, threadTS, "", second)
+		return b.deliverOne(ctx, channel, threadTS, "", second, replaced)
 	}
 	if onlyButtons(m) && updateTS == "" {
 		b.log.Warn("slack refused the feedback buttons; the answer stands without them")
@@ -122,6 +127,9 @@ func (b *Bot) deliverOne(ctx context.Context, channel, threadTS, updateTS string
 		}
 		if _, err := b.send(ctx, channel, threadTS, u, blockkit.Message{Text: part}); err != nil {
 			return fmt.Errorf("plain text: %w", err)
+		}
+		if u != "" {
+			*replaced = true
 		}
 	}
 	return nil

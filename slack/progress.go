@@ -26,14 +26,22 @@ import (
 // mark it dirty (no I/O on the session's goroutines); one updater goroutine
 // talks to Slack, and it is stopped, and waited for, before the answer is
 // posted, so no refresh can land after the answer.
+//
+// What only decorates the question — the assistant status, the "eyes"
+// reaction and its removal — never delays the session: it runs on a
+// goroutine of its own, which the bot's shutdown waits for as for a
+// session.
 type progress struct {
 	b   *Bot
 	req request
 	id  string
 
 	mu       sync.Mutex
-	ts       string // the progress message ("" until posted)
-	reacted  bool   // an "eyes" reaction marks the question
+	ts       string             // the progress message ("" until posted)
+	reacted  bool               // an "eyes" reaction marks the question
+	marked   chan struct{}      // closed once the status or reaction call is over; nil before begin
+	unmark   context.CancelFunc // gives up a reaction still waiting for its budget
+	unmarked bool               // the reaction's removal has begun
 	turn     int
 	tools    map[string]runningTool // by call id
 	now      string                 // task_status's current step
@@ -65,20 +73,30 @@ func newProgress(b *Bot, req request, id string) *progress {
 }
 
 // begin shows at once that the bot is on it: the assistant status where the
-// surface allows it, else a reaction; then the progress message.
+// surface allows it, else a reaction, beside the progress message, which
+// does not wait for them.
 func (p *progress) begin(ctx context.Context) {
 	b := p.b
-	cctx := withPriority(ctx, prioCosmetic)
-	var err error = errNotAssistant
-	if strings.HasPrefix(p.req.channel, "D") { // the assistant surface lives in the bot's DMs
-		err = b.api.SetAssistantThreadsStatusContext(cctx, slackapi.AssistantThreadsSetStatusParameters{
-			ChannelID: p.req.channel, ThreadTS: p.req.threadTS, Status: "is thinking…"})
-	}
-	if err != nil && p.req.ts != "" {
-		if b.api.AddReactionContext(cctx, "eyes", slackapi.NewRefToMessage(p.req.channel, p.req.ts)) == nil {
-			p.reacted = true
+	mctx, cancel := context.WithCancel(withPriority(ctx, prioCosmetic))
+	marked := make(chan struct{})
+	p.mu.Lock()
+	p.marked, p.unmark = marked, cancel
+	p.mu.Unlock()
+	p.aside(func() {
+		defer close(marked)
+		var err error = errNotAssistant
+		if strings.HasPrefix(p.req.channel, "D") { // the assistant surface lives in the bot's DMs
+			err = b.api.SetAssistantThreadsStatusContext(mctx, slackapi.AssistantThreadsSetStatusParameters{
+				ChannelID: p.req.channel, ThreadTS: p.req.threadTS, Status: "is thinking…"})
 		}
-	}
+		if err != nil && p.req.ts != "" && mctx.Err() == nil {
+			if b.api.AddReactionContext(mctx, "eyes", slackapi.NewRefToMessage(p.req.channel, p.req.ts)) == nil {
+				p.mu.Lock()
+				p.reacted = true
+				p.mu.Unlock()
+			}
+		}
+	})
 	ts, err := b.send(withPriority(ctx, prioFirst), p.req.channel, p.req.threadTS, "", p.render("Working on it…"))
 	if err != nil {
 		b.log.Warn("progress message not posted", zap.Error(slackError(err)))
@@ -87,6 +105,63 @@ func (p *progress) begin(ctx context.Context) {
 	p.mu.Lock()
 	p.ts = ts
 	p.mu.Unlock()
+}
+
+// aside runs f off the session's path, on a goroutine the bot's shutdown
+// waits for. It is called from a session's goroutine, so the wait group
+// is never at zero here.
+func (p *progress) aside(f func()) {
+	p.b.sessions.Add(1)
+	go func() {
+		defer p.b.sessions.Done()
+		f()
+	}()
+}
+
+// cosmeticPatience bounds how long taking the reaction off a question may
+// wait for its budget; shutdown cuts it short once the grace is over.
+const cosmeticPatience = 2 * time.Minute
+
+// stoppingRemoval bounds taking a reaction off once the bot has stopped
+// waiting for sessions, so it never holds the shutdown up.
+const stoppingRemoval = 5 * time.Second
+
+// unreact takes the "eyes" reaction off the question, off the session's
+// path: a reaction still waiting for its budget is given up, one on its
+// way is waited for, then removed. Once the bot has stopped waiting for
+// sessions, it is removed only if a token is free at once, and quickly.
+func (p *progress) unreact() {
+	p.mu.Lock()
+	marked, unmark, started := p.marked, p.unmark, p.unmarked
+	p.unmarked = true
+	p.mu.Unlock()
+	if marked == nil || started {
+		return
+	}
+	unmark()
+	b := p.b
+	p.aside(func() {
+		<-marked
+		p.mu.Lock()
+		reacted := p.reacted
+		p.mu.Unlock()
+		if !reacted {
+			return
+		}
+		ctx, cancel := context.WithTimeout(withPriority(b.work, prioCosmetic), cosmeticPatience)
+		defer cancel()
+		if b.work.Err() != nil {
+			paid, ok := b.limiter.takeNow(withPriority(context.WithoutCancel(b.work), prioCosmetic), "reactions.remove", p.req.channel, prioCosmetic)
+			if !ok {
+				return
+			}
+			ctx, cancel = context.WithTimeout(paid, stoppingRemoval)
+			defer cancel()
+		}
+		if err := b.api.RemoveReactionContext(ctx, "eyes", slackapi.NewRefToMessage(p.req.channel, p.req.ts)); err != nil {
+			b.log.Debug("reaction not removed", zap.Error(slackError(err)))
+		}
+	})
 }
 
 // queued says the session waits for a free slot.
@@ -153,12 +228,45 @@ func (p *progress) finish(ctx context.Context) {
 	p.conclude(ctx, noteMessage("_Interrupted: the bot was restarting. Ask again in a minute._"))
 }
 
+// How long concluding a progress message may take, even once ctx is done:
+// first editing it (waiting out rate limits), then, should that fail,
+// deleting it.
+const (
+	concludeEdit   = 15 * time.Second
+	concludeDelete = 15 * time.Second
+)
+
 // conclude replaces the progress message of a session that never ran with
-// note m, even when ctx is already done.
+// note m, even when ctx is already done. A progress message must not stay
+// "Queued" with a live Stop button: the edit waits out rate limits, and if
+// Slack still does not take it the message is deleted.
 func (p *progress) conclude(ctx context.Context, m blockkit.Message) {
-	pctx, cancel := context.WithTimeout(withPriority(context.WithoutCancel(ctx), prioNote), 10*time.Second)
+	p.unreact()
+	ts := p.messageTS()
+	if ts == "" {
+		return
+	}
+	base := withPriority(context.WithoutCancel(ctx), prioNote)
+	ectx, cancel := context.WithTimeout(base, concludeEdit)
+	_, err := p.b.send(ectx, p.req.channel, "", ts, m)
+	cancel()
+	if err == nil {
+		return
+	}
+	p.b.log.Debug("progress message not edited; deleting it", zap.Error(slackError(err)))
+	dctx, cancel := context.WithTimeout(base, concludeDelete)
 	defer cancel()
-	p.update(pctx, m)
+	if err := p.remove(dctx, ts); err != nil {
+		p.b.log.Warn("progress message not settled", zap.Error(slackError(err)))
+	}
+}
+
+// remove deletes the message at ts, waiting out rate limits.
+func (p *progress) remove(ctx context.Context, ts string) error {
+	return withRetry(ctx, func() error {
+		_, _, err := p.b.api.DeleteMessageContext(ctx, p.req.channel, ts)
+		return err
+	})
 }
 
 // update replaces the progress message; a refresh that Slack rate-limits
@@ -178,47 +286,40 @@ func (p *progress) update(ctx context.Context, m blockkit.Message) {
 
 // replaceWith posts the answer. When chat.update has a token free at once,
 // its first message replaces the progress message and the rest follow in
-// the thread. Otherwise the answer does not wait for one: it is posted as
-// new messages (chat.postMessage's budget is the channel's own) and the
-// stale progress message is deleted afterwards, at a lower priority that
-// still always gets its turn.
+// the thread. Otherwise — or if replacing fails — the answer does not wait
+// for one: it is posted as new messages (chat.postMessage's budget is the
+// channel's own) and the stale progress message is settled afterwards, at
+// a lower priority, within the answer's own time (ctx).
 func (p *progress) replaceWith(ctx context.Context, msgs []blockkit.Message) error {
 	p.stop()
-	p.mu.Lock()
-	ts, reacted := p.ts, p.reacted
-	p.mu.Unlock()
+	defer p.unreact()
+	ts := p.messageTS()
 	b := p.b
 	actx := withPriority(ctx, prioAnswer)
 	if ts == "" {
-		return p.finishAnswer(ctx, reacted, b.deliver(actx, p.req.channel, p.req.threadTS, "", msgs))
+		_, err := b.deliver(actx, p.req.channel, p.req.threadTS, "", msgs)
+		return err
 	}
 	if paid, ok := b.limiter.takeNow(actx, "chat.update", p.req.channel, prioAnswer); ok {
-		return p.finishAnswer(ctx, reacted, b.deliver(paid, p.req.channel, p.req.threadTS, ts, msgs))
+		replaced, err := b.deliver(paid, p.req.channel, p.req.threadTS, ts, msgs)
+		if err == nil || replaced {
+			return err
+		}
+		b.log.Debug("the answer did not replace the progress message; posting it below", zap.Error(slackError(err)))
 	}
-	err := b.deliver(actx, p.req.channel, p.req.threadTS, "", msgs)
+	_, err := b.deliver(actx, p.req.channel, p.req.threadTS, "", msgs)
 	p.settle(ctx, ts, err == nil)
-	return p.finishAnswer(ctx, reacted, err)
-}
-
-// finishAnswer takes the "eyes" reaction off the question once the answer
-// is there, and passes on how posting it went.
-func (p *progress) finishAnswer(ctx context.Context, reacted bool, err error) error {
-	if reacted {
-		_ = p.b.api.RemoveReactionContext(withPriority(ctx, prioCosmetic), "eyes", slackapi.NewRefToMessage(p.req.channel, p.req.ts))
-	}
 	return err
 }
 
 // settle removes a progress message an answer posted below has made
 // stale, or, should that fail (or the answer not have been posted), says
-// it is over.
+// it is over; an unposted answer's message that cannot be edited is
+// deleted, so no Stop button stays live.
 func (p *progress) settle(ctx context.Context, ts string, answered bool) {
 	sctx := withPriority(ctx, prioSettle)
 	if answered {
-		err := withRetry(sctx, func() error {
-			_, _, err := p.b.api.DeleteMessageContext(sctx, p.req.channel, ts)
-			return err
-		})
+		err := p.remove(sctx, ts)
 		if err == nil {
 			return
 		}
@@ -228,7 +329,11 @@ func (p *progress) settle(ctx context.Context, ts string, answered bool) {
 	if !answered {
 		note = "_The answer could not be posted. Ask again in a minute._"
 	}
-	if _, err := p.b.send(sctx, p.req.channel, "", ts, noteMessage(note)); err != nil {
+	_, err := p.b.send(sctx, p.req.channel, "", ts, noteMessage(note))
+	if err != nil && !answered {
+		err = p.remove(sctx, ts)
+	}
+	if err != nil {
 		p.b.log.Warn("stale progress message not settled", zap.Error(slackError(err)))
 	}
 }

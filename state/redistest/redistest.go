@@ -2,9 +2,10 @@
 // loopback port, persisting nothing (or, from StartPersistent, everything,
 // to an append-only file of the test's), and stopped by its pid when the
 // test ends. Down and Up take it away and bring it back on the same port,
-// as an outage looks to its clients. A machine without redis-server fails
-// the test with the command that installs it, so a missing peer is never
-// mistaken for a pass.
+// as an outage looks to its clients; Hang and Resume freeze it with its
+// port open, as a hung server or a partitioned network looks. A machine
+// without redis-server fails the test with the command that installs it,
+// so a missing peer is never mistaken for a pass.
 package redistest
 
 import (
@@ -97,6 +98,21 @@ func (s *Server) Down() {
 	<-exited
 }
 
+// Hang freezes the server (SIGSTOP) and returns: its port still accepts
+// connections, but nothing is read or answered until Resume, as a hung
+// server or a network that drops every packet looks to its clients.
+func (s *Server) Hang() { s.signal(syscall.SIGSTOP) }
+
+// Resume lets a server frozen by Hang run again.
+func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	cmd := s.cmd
+	s.mu.Unlock()
+	_ = cmd.Process.Signal(sig)
+}
+
 // Up starts the server again on its port (and append-only file) and
 // returns once it accepts connections.
 func (s *Server) Up(t testing.TB) {
@@ -149,13 +165,14 @@ func start(bin string, port int, dir string) (*Server, error) {
 	return s, nil
 }
 
-// stop ends the server by its pid and waits for it; stopping a stopped
-// server does nothing.
+// stop ends the server by its pid and waits for it, a frozen one too;
+// stopping a stopped server does nothing.
 func (s *Server) stop() {
 	s.mu.Lock()
 	cmd, exited := s.cmd, s.exited
 	s.mu.Unlock()
 	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Process.Signal(syscall.SIGCONT) // a server frozen by Hang handles the TERM once it runs
 	select {
 	case <-exited:
 	case <-time.After(5 * time.Second):
