@@ -205,7 +205,7 @@ func (b *Bot) connect(ctx context.Context, sm *socketmode.Client) {
 		if ctx.Err() != nil {
 			return
 		}
-		b.log.Warn("slack connection lost; reconnecting", zap.Error(err), zap.Duration("in", wait))
+		b.log.Warn("slack connection lost; reconnecting", zap.Error(slackError(err)), zap.Duration("in", wait))
 		select {
 		case <-ctx.Done():
 			return

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/url"
+	"path"
 	"regexp"
 	"strings"
 	"time"
@@ -12,6 +15,8 @@ import (
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
 	"go.uber.org/zap"
+
+	"github.com/slackbot/slackbot/state"
 )
 
 // Kinds of request, as routing rules name them.
@@ -263,6 +268,22 @@ func slackError(err error) error {
 	var se slackapi.SlackErrorResponse
 	if errors.As(err, &se) {
 		return errors.New("slack: " + se.Err)
+	}
+	// A transport error quotes the request's URL and the server's address:
+	// keep the method and what went wrong.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		why := state.Cause(ue.Err)
+		switch {
+		case errors.Is(ue.Err, context.Canceled):
+			why = "cancelled"
+		case errors.Is(ue.Err, context.DeadlineExceeded):
+			why = "timed out"
+		}
+		if u, perr := url.Parse(ue.URL); perr == nil {
+			return fmt.Errorf("slack: %s: %s", path.Base(u.Path), why)
+		}
+		return errors.New("slack: " + why)
 	}
 	return err
 }

@@ -102,7 +102,7 @@ func (b *Bot) recordFeedback(ctx context.Context, cb slackapi.InteractionCallbac
 	}
 	rec, found, err := b.state.Session(ctx, id)
 	if err != nil {
-		log.Warn("feedback not recorded", zap.Error(err))
+		log.Warn("feedback not recorded", zap.String("error", state.Cause(err)))
 		return
 	}
 	// The buttons live in the session's channel; a value naming a session
@@ -117,7 +117,7 @@ func (b *Bot) recordFeedback(ctx context.Context, cb slackapi.InteractionCallbac
 		return
 	}
 	if err != nil {
-		log.Warn("feedback not recorded", zap.Error(err))
+		log.Warn("feedback not recorded", zap.String("error", state.Cause(err)))
 		return
 	}
 	log.Info("feedback recorded")

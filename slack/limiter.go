@@ -445,7 +445,7 @@ func (l *limiter) storeFailed(err error) {
 	}
 	l.mu.Unlock()
 	if warn {
-		l.log.Warn("the shared Slack rate budget is unavailable; budgeting this replica alone", zap.Error(err))
+		l.log.Warn("the shared Slack rate budget is unavailable; budgeting this replica alone", zap.String("error", state.Cause(err)))
 	}
 }
 

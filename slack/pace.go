@@ -80,7 +80,7 @@ func (p *pacer) count(ctx context.Context, st state.Store, team string, log *zap
 			if ctx.Err() != nil {
 				return
 			}
-			log.Debug("progress messages not counted across replicas", zap.Error(err))
+			log.Debug("progress messages not counted across replicas", zap.String("error", state.Cause(err)))
 			if time.Since(counted) >= fleetStale*beatLen {
 				p.mu.Lock()
 				p.fleet = 0

@@ -2,12 +2,14 @@ package slack
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm"
+	"github.com/slackbot/slackbot/state"
 )
 
 // Daily budgets. Usage is counted in the state store per person and per
@@ -41,7 +43,7 @@ func (b *Bot) overQuota(ctx context.Context, req request) bool {
 		tokens, err1 := b.state.Get(ctx, tk)
 		cost, err2 := b.state.Get(ctx, ck)
 		if err1 != nil || err2 != nil {
-			b.log.Warn("quota counters unavailable; not enforcing", zap.Error(err1), zap.Error(err2))
+			b.log.Warn("quota counters unavailable; not enforcing", zap.String("error", state.Cause(errors.Join(err1, err2))))
 			continue
 		}
 		if c.budget.DailyTokens > 0 && tokens >= float64(c.budget.DailyTokens) ||
@@ -67,10 +69,10 @@ func (b *Bot) spend(ctx context.Context, req request, u llm.Usage) {
 		}
 		tk, ck := quotaKeys(c.kind, c.who, time.Now())
 		if _, err := b.state.Add(ctx, tk, tokens, quotaTTL); err != nil {
-			b.log.Warn("usage not counted", zap.Error(err))
+			b.log.Warn("usage not counted", zap.String("error", state.Cause(err)))
 		}
 		if _, err := b.state.Add(ctx, ck, u.CostUSD, quotaTTL); err != nil {
-			b.log.Warn("usage not counted", zap.Error(err))
+			b.log.Warn("usage not counted", zap.String("error", state.Cause(err)))
 		}
 	}
 }

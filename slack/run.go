@@ -73,7 +73,7 @@ func (b *Bot) handle(req request) {
 	// (or the asker's DM when the bot is not in the channel).
 	if req.kind == kindSlash {
 		if err := r.openSlashThread(ctx); err != nil {
-			log.Warn("slash command answer could not be posted", zap.Error(err))
+			log.Warn("slash command answer could not be posted", zap.Error(slackError(err)))
 			return
 		}
 	}
@@ -287,7 +287,7 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 		Report: tools.Snippet(rep.Text(), maxRecordedReport)}
 	b.storeResult(storeRecords, b.state.PutSession(pctx, rec))
 	if err := r.progress.replaceWith(pctx, msgs); err != nil {
-		log.Warn("the answer could not be posted", zap.Error(err))
+		log.Warn("the answer could not be posted", zap.Error(slackError(err)))
 	}
 	b.storeResult(storeThreads, b.state.Mark(pctx, threadKey(r.req.channel, r.req.threadTS), threadTTL))
 	b.metrics.SessionEnded(r.agent.Name, status, time.Since(r.received))
@@ -450,7 +450,7 @@ func matchChannel(patterns []string, id, name string) bool {
 func (b *Bot) reject(ctx context.Context, req request) {
 	_, err := b.api.PostEphemeralContext(withPriority(ctx, prioNote), req.channel, req.user, slackapi.MsgOptionText(b.cfg.RejectionMessage, false))
 	if err != nil {
-		b.log.Debug("rejection not posted", zap.Error(err))
+		b.log.Debug("rejection not posted", zap.Error(slackError(err)))
 	}
 }
 

@@ -1,7 +1,11 @@
 package slack
 
 import (
+	"context"
+	"net"
+	"net/url"
 	"strings"
+	"syscall"
 	"testing"
 
 	slackapi "github.com/slack-go/slack"
@@ -67,4 +71,25 @@ func TestTheProgressMessageShowsStepToolsAndCostWithAStopButton(t *testing.T) {
 
 func llmUsage(in, out int, cost float64) llm.Usage {
 	return llm.Usage{InputTokens: in, OutputTokens: out, CostUSD: cost}
+}
+
+func TestSlackTransportErrorsLoseTheirURLAndAddress(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{&url.Error{Op: "Post", URL: "http://10.1.2.3:8080/api/chat.postMessage", Err: context.Canceled}, "slack: chat.postMessage: cancelled"},
+		{&url.Error{Op: "Post", URL: "http://10.1.2.3:8080/api/chat.update", Err: context.DeadlineExceeded}, "slack: chat.update: timed out"},
+		{&url.Error{Op: "Post", URL: "http://10.1.2.3:8080/api/chat.update",
+			Err: &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(10, 1, 2, 3), Port: 8080}, Err: syscall.ECONNREFUSED}}, "slack: chat.update: connection refused"},
+		{slackapi.SlackErrorResponse{Err: "channel_not_found"}, "slack: channel_not_found"},
+	} {
+		got := slackError(c.err)
+		if got.Error() != c.want {
+			t.Errorf("slackError(%v) = %q, want %q", c.err, got, c.want)
+		}
+		if strings.Contains(got.Error(), "10.1.2.3") {
+			t.Errorf("%q names the address", got)
+		}
+	}
 }
