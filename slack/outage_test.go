@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack"
 	"github.com/slackbot/slackbot/slack/bottest"
@@ -53,24 +54,7 @@ func TestAStoreDownPastItsPatienceAnswersFirstDeliveriesAndDropsRedeliveries(t *
 		mu.Unlock()
 		return nil
 	})))
-	redis := redistest.Start(t)
-	store, err := state.DialRedis(context.Background(), redis.URL(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	bot, err := slack.New(slack.Options{Config: cfg, Runner: bottest.Runner(t, model, cfg, log), State: store, Log: log,
-		StorePatience: 500 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- bot.Run(ctx) }()
-	t.Cleanup(func() {
-		stop()
-		<-done
-	})
+	redis := runOnRedis(t, cfg, model, log, 500*time.Millisecond)
 	// wait re-checks cond at every change of the emulator and every log
 	// line, until it holds.
 	wait := func(what string, cond func() bool) {
@@ -157,24 +141,7 @@ func TestOnceAStoreOutageOutlastedItsPatienceLaterQuestionsDoNotWaitForIt(t *tes
 	log := zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel), zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
 		return zapcore.NewTee(c, core)
 	})))
-	redis := redistest.Start(t)
-	store, err := state.DialRedis(context.Background(), redis.URL(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	bot, err := slack.New(slack.Options{Config: cfg, Runner: bottest.Runner(t, model, cfg, log), State: store, Log: log,
-		StorePatience: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- bot.Run(ctx) }()
-	t.Cleanup(func() {
-		stop()
-		<-done
-	})
+	redis := runOnRedis(t, cfg, model, log, 2*time.Second)
 	wait := func(what string, cond func() bool) {
 		t.Helper()
 		wctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -337,4 +304,30 @@ func TestASlashCommandsDedupDoesNotHoldUpTheEnvelopesAfterIt(t *testing.T) {
 	if d := acked.At.Sub(mention.SentAt); d > 10*time.Second {
 		t.Errorf("the mention after a slash command was acknowledged %s after it was sent: the slash command's dedup held the envelope loop", d.Round(time.Second))
 	}
+}
+
+// runOnRedis runs a bot with cfg, model and log on a store in a real
+// redis-server of its own, waiting at most patience for a failing store,
+// until the test ends; it returns the server, for the test to take down.
+func runOnRedis(t *testing.T, cfg *config.Config, model *llmtest.Server, log *zap.Logger, patience time.Duration) *redistest.Server {
+	t.Helper()
+	redis := redistest.Start(t)
+	store, err := state.DialRedis(context.Background(), redis.URL(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	bot, err := slack.New(slack.Options{Config: cfg, Runner: bottest.Runner(t, model, cfg, log), State: store, Log: log,
+		StorePatience: patience})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- bot.Run(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		<-done
+	})
+	return redis
 }

@@ -310,7 +310,7 @@ func TestReadyzFollowsTheSocketTheStoreAndTheMCPServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, b := readyz(t, serveTelemetry(t, nil, idle.ReadyCheck())); code != http.StatusServiceUnavailable || b.Checks["slack"] != "socket not connected" {
+	if code, b := telemetrytest.Ready(t, serveTelemetry(t, nil, idle.ReadyCheck())); code != http.StatusServiceUnavailable || b.Checks["slack"] != "socket not connected" {
 		t.Fatalf("before connecting: /readyz = %d %+v", code, b)
 	}
 
@@ -318,9 +318,9 @@ func TestReadyzFollowsTheSocketTheStoreAndTheMCPServers(t *testing.T) {
 	wantReady := func(what string, ready bool, check, state string) {
 		t.Helper()
 		var code int
-		var b readyBody
+		var b telemetrytest.Readiness
 		eventually(t, what, func() bool {
-			code, b = readyz(t, url)
+			code, b = telemetrytest.Ready(t, url)
 			return (code == http.StatusOK) == ready && b.Checks[check] == state
 		})
 	}
@@ -342,25 +342,6 @@ func TestReadyzFollowsTheSocketTheStoreAndTheMCPServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantReady("not ready with the store closed", false, "state", "closed")
-}
-
-type readyBody struct {
-	Status string            `json:"status"`
-	Checks map[string]string `json:"checks"`
-}
-
-func readyz(t *testing.T, url string) (int, readyBody) {
-	t.Helper()
-	resp, err := http.Get(url + "/readyz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var b readyBody
-	if err := json.NewDecoder(resp.Body).Decode(&b); err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, b
 }
 
 // TestQueuedAndInFlightSessionsAreGaugedWhileTheyWait holds one session

@@ -2,7 +2,6 @@ package telemetry_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -140,25 +139,6 @@ func TestTheSlackTransportCountsErrorsAndHandsBackTheWholeBody(t *testing.T) {
 	}
 }
 
-type readyBody struct {
-	Status string            `json:"status"`
-	Checks map[string]string `json:"checks"`
-}
-
-func getReady(t *testing.T, url string) (int, readyBody) {
-	t.Helper()
-	resp, err := http.Get(url + "/readyz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var b readyBody
-	if err := json.NewDecoder(resp.Body).Decode(&b); err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, b
-}
-
 func TestReadyzIsReadyOnlyWhileEveryCheckPassesAndShowsNoErrorText(t *testing.T) {
 	t.Parallel()
 	store := state.NewMemory()
@@ -182,17 +162,17 @@ func TestReadyzIsReadyOnlyWhileEveryCheckPassesAndShowsNoErrorText(t *testing.T)
 	}}
 	url := serve(t, telemetry.NewMetrics(), telemetry.StoreCheck(store), telemetry.MCPCheck(servers), failing)
 
-	if code, b := getReady(t, url); code != http.StatusOK || b.Status != "ready" || b.Checks["state"] != "ok" || b.Checks["mcp"] != "ok" {
+	if code, b := telemetrytest.Ready(t, url); code != http.StatusOK || b.Status != "ready" || b.Checks["state"] != "ok" || b.Checks["mcp"] != "ok" {
 		t.Fatalf("all well: /readyz = %d %+v", code, b)
 	}
 	setDown("github", "jira")
-	code, b := getReady(t, url)
+	code, b := telemetrytest.Ready(t, url)
 	if code != http.StatusServiceUnavailable || b.Checks["mcp"] != "down: github, jira" || b.Checks["upstream"] != "failing" {
 		t.Fatalf("servers down: /readyz = %d %+v", code, b)
 	}
 	setDown()
 	_ = store.Close()
-	if code, b := getReady(t, url); code != http.StatusServiceUnavailable || b.Checks["state"] != "closed" || b.Checks["mcp"] != "ok" {
+	if code, b := telemetrytest.Ready(t, url); code != http.StatusServiceUnavailable || b.Checks["state"] != "closed" || b.Checks["mcp"] != "ok" {
 		t.Fatalf("store closed: /readyz = %d %+v", code, b)
 	}
 	resp, err := http.Get(url + "/healthz")

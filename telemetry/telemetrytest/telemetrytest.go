@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -243,4 +244,26 @@ func (r *Receiver) Contains(text string) bool {
 		}
 	}
 	return false
+}
+
+// Readiness is what /readyz answers: "ready" or "not ready", and each
+// check's word.
+type Readiness struct {
+	Status string            `json:"status"`
+	Checks map[string]string `json:"checks"`
+}
+
+// Ready asks base's /readyz and returns the status code and the body.
+func Ready(tb testing.TB, base string) (int, Readiness) {
+	tb.Helper()
+	resp, err := http.Get(base + "/readyz")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r Readiness
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		tb.Fatal(err)
+	}
+	return resp.StatusCode, r
 }
