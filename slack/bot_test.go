@@ -217,16 +217,7 @@ func TestStopCancelsTheSessionForTheAskerOnly(t *testing.T) {
 	w := newWorld(t)
 	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return llmtest.Reply{Text: "slow", Delay: time.Minute} })
 	ts := w.srv.Mention(channel, asker, "take your time")
-	var progress slacktest.Message
-	w.waitFor("the progress message", func() bool {
-		for _, m := range botMessages(w.srv.Thread(channel, ts)) {
-			if strings.Contains(string(m.Blocks), "slackbot_stop") {
-				progress = m
-				return true
-			}
-		}
-		return false
-	})
+	progress := w.progressMessage(ts)
 	w.model.Wait(1)
 	value := stopValue(t, progress)
 	if _, err := w.srv.Click(channel, progress.TS, "U0EVE", "slackbot_stop", value); err != nil {

@@ -211,16 +211,7 @@ func TestFailedAndStoppedSessionsCarryNoFeedbackButtons(t *testing.T) {
 	before := len(w.model.Requests())
 	w.model.Respond(func(*llmtest.Recorded) llmtest.Reply { return llmtest.Reply{Text: "slow", Delay: time.Minute} })
 	ts2 := w.srv.Mention(channel, asker, "take your time")
-	var progress slacktest.Message
-	w.waitFor("the progress message", func() bool {
-		for _, m := range botMessages(w.srv.Thread(channel, ts2)) {
-			if strings.Contains(string(m.Blocks), "slackbot_stop") {
-				progress = m
-				return true
-			}
-		}
-		return false
-	})
+	progress := w.progressMessage(ts2)
 	w.model.Wait(before + 1) // the session is running: Stop can reach it
 	if _, err := w.srv.Click(channel, progress.TS, asker, "slackbot_stop", stopValue(t, progress)); err != nil {
 		t.Fatal(err)

@@ -234,3 +234,20 @@ type gate struct {
 func newGate() *gate { return &gate{ch: make(chan struct{})} }
 
 func (g *gate) open() { g.once.Do(func() { close(g.ch) }) }
+
+// progressMessage waits for the bot's message with a Stop button in the
+// thread ts of channel and returns it.
+func (w *world) progressMessage(ts string) slacktest.Message {
+	w.t.Helper()
+	var progress slacktest.Message
+	w.waitFor("the progress message", func() bool {
+		for _, m := range botMessages(w.srv.Thread(channel, ts)) {
+			if strings.Contains(string(m.Blocks), "slackbot_stop") {
+				progress = m
+				return true
+			}
+		}
+		return false
+	})
+	return progress
+}

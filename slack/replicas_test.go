@@ -134,16 +134,7 @@ func TestAStopClickDeliveredToTheOtherReplicaStopsTheSessionForTheAskerOnly(t *t
 	w.replicaOn(dialRedis(t, srv, "stops:"))
 	w.model.Respond(func(*llmtest.Recorded) llmtest.Reply { return llmtest.Reply{Text: "slow", Delay: time.Minute} })
 	ts := w.srv.Mention(channel, asker, "take your time")
-	var progress slacktest.Message
-	w.waitFor("the progress message", func() bool {
-		for _, m := range botMessages(w.srv.Thread(channel, ts)) {
-			if strings.Contains(string(m.Blocks), "slackbot_stop") {
-				progress = m
-				return true
-			}
-		}
-		return false
-	})
+	progress := w.progressMessage(ts)
 	w.model.Wait(1)
 	other := w.otherConn(w.mentionConn(ts))
 	value := stopValue(t, progress)
