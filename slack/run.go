@@ -330,7 +330,13 @@ func (b *Bot) stop(ctx context.Context, value, user, channel string) {
 	}
 	admin := slices.Contains(b.cfg.Admins, user)
 	if asker != "" && user != asker && !admin {
-		_, _ = b.api.PostEphemeralContext(withPriority(ctx, prioNote), channel, user, slackapi.MsgOptionText(stopRefusal, false))
+		// Posted off the envelope loop: a spent ephemeral budget must not
+		// hold up the acks of the envelopes behind this one.
+		b.sessions.Add(1)
+		go func() {
+			defer b.sessions.Done()
+			_, _ = b.api.PostEphemeralContext(withPriority(b.work, prioNote), channel, user, slackapi.MsgOptionText(stopRefusal, false))
+		}()
 		return
 	}
 	if r != nil {
@@ -561,6 +567,13 @@ func (b *Bot) lockThread(ctx context.Context, r *run) (unlock func(), slotted bo
 					held, err = b.state.Lock(rctx, lease, b.owner, b.leaseTTL)
 				}
 				b.storeResult(storeLease, err)
+				if err == nil && !held && slotted {
+					// The claim stops at a lease held by another owner:
+					// the slot this session still runs in is renewed on
+					// its own, so the fleet's cap keeps counting it.
+					_, serr := b.state.Acquire(rctx, sessionSlots, r.id, claim.Limit, b.leaseTTL)
+					b.storeResult(storeSlots, serr)
+				}
 				if err == nil && !held && !lost {
 					// Another replica took the thread while this one could
 					// not renew (a store outage longer than the lease).

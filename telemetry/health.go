@@ -121,7 +121,7 @@ func (h *health) logChange(name string, err error) {
 	h.mu.Unlock()
 	switch {
 	case err != nil && (was || !seen):
-		h.log.Warn("not ready", zap.String("check", name), zap.Error(err))
+		h.log.Warn("not ready", zap.String("check", name), zap.String("error", state.Cause(err)))
 	case err == nil && seen && !was:
 		h.log.Info("ready again", zap.String("check", name))
 	}

@@ -2,13 +2,19 @@ package telemetry_test
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/telemetry"
@@ -182,5 +188,25 @@ func TestReadyzIsReadyOnlyWhileEveryCheckPassesAndShowsNoErrorText(t *testing.T)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("/healthz = %d while the process serves", resp.StatusCode)
+	}
+}
+
+func TestANotReadyLineNamesNoAddress(t *testing.T) {
+	t.Parallel()
+	core, logs := observer.New(zap.InfoLevel)
+	refused := &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(10, 1, 2, 3), Port: 6379}, Err: syscall.ECONNREFUSED}
+	srv := httptest.NewServer(telemetry.Handler(nil, zap.New(core),
+		telemetry.Check{Name: "state", Ready: func(context.Context) error { return fmt.Errorf("state: redis does not answer: %w", refused) }}))
+	defer srv.Close()
+	if code, _ := telemetrytest.Ready(t, srv.URL); code != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz answered %d with the store refusing connections", code)
+	}
+	lines := logs.FilterMessage("not ready").All()
+	if len(lines) != 1 {
+		t.Fatalf("%d not-ready lines, want 1", len(lines))
+	}
+	why := lines[0].ContextMap()["error"]
+	if s, _ := why.(string); s != "connection refused" {
+		t.Errorf("the not-ready line says %v, want connection refused and no address", why)
 	}
 }
