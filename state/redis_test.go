@@ -2,6 +2,8 @@ package state
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"reflect"
@@ -589,5 +591,17 @@ func TestCauseNamesNoAddress(t *testing.T) {
 	}
 	if got := Cause(errors.New("ERR wrong number of arguments")); got != "ERR wrong number of arguments" {
 		t.Errorf("Cause of a server's own error = %q", got)
+	}
+}
+
+func TestCauseTellsACertificateProblemWithoutTheHost(t *testing.T) {
+	t.Parallel()
+	cert := &x509.Certificate{DNSNames: []string{"redis.internal.example"}}
+	err := fmt.Errorf("dial: %w", &tls.CertificateVerificationError{Err: x509.HostnameError{Certificate: cert, Host: "10.1.2.3"}})
+	if !strings.Contains(err.Error(), "10.1.2.3") {
+		t.Fatalf("the raw error names no host, so this test proves nothing: %v", err)
+	}
+	if got := Cause(err); got != "its TLS certificate was not accepted" {
+		t.Errorf("Cause = %q", got)
 	}
 }
