@@ -365,25 +365,9 @@ func TestSessionsBeyondTheLimitWaitWithAVisibleQueuedStatus(t *testing.T) {
 
 func TestAQueuedSessionCanBeStoppedBeforeItStarts(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, func(c *config.Config, _ *agent.Runner) { c.Slack.MaxConcurrentSessions = 1 })
-	g := newGate()
-	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
-		<-g.ch
-		return textReport("Answer to " + lastUserText(r))
-	})
-	ts1 := w.srv.Mention(channel, asker, "first")
-	w.model.Wait(1)
-	ts2 := w.srv.Mention(channel, asker, "second")
-	var queued slacktest.Message
-	w.waitFor("the second question to show it is queued", func() bool {
-		for _, m := range botMessages(w.srv.Thread(channel, ts2)) {
-			if strings.Contains(messageText(m), "Queued") {
-				queued = m
-				return true
-			}
-		}
-		return false
-	})
+	w := newWorld(t, oneAtATime)
+	g, ts2, queued := queuedBehind(t, w)
+	ts1 := w.srv.Messages(channel)[0].TS // the first question
 	if _, err := w.srv.Click(channel, queued.TS, asker, "slackbot_stop", stopValue(t, queued)); err != nil {
 		t.Fatal(err)
 	}

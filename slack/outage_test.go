@@ -32,15 +32,7 @@ import (
 // elsewhere, unrecorded.
 func TestAStoreDownPastItsPatienceAnswersFirstDeliveriesAndDropsRedeliveries(t *testing.T) {
 	t.Parallel()
-	srv, err := slacktest.New(slacktest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	srv.AddChannel(channel, "general", true)
-	model := llmtest.NewServer(t)
-	model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
-	cfg := bottest.Config(srv, bottest.Agent())
+	srv, model, cfg := outageWorld(t)
 	core, logs := observer.New(zap.InfoLevel)
 	var mu sync.Mutex
 	logged := make(chan struct{}) // closed and replaced at every log line
@@ -127,15 +119,7 @@ func TestAStoreDownPastItsPatienceAnswersFirstDeliveriesAndDropsRedeliveries(t *
 // go straight to their fallbacks, with no retry, until it answers again.
 func TestOnceAStoreOutageOutlastedItsPatienceLaterQuestionsDoNotWaitForIt(t *testing.T) {
 	t.Parallel()
-	srv, err := slacktest.New(slacktest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	srv.AddChannel(channel, "general", true)
-	model := llmtest.NewServer(t)
-	model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
-	cfg := bottest.Config(srv, bottest.Agent())
+	srv, model, cfg := outageWorld(t)
 	core, logs := observer.New(zap.DebugLevel)
 	log := zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel), zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
 		return zapcore.NewTee(c, core)
@@ -327,4 +311,19 @@ func runOnRedis(t *testing.T, cfg *config.Config, model *llmtest.Server, log *za
 		<-done
 	})
 	return redis
+}
+
+// outageWorld starts the emulator with #general and a model answering
+// "Answer to <question>", and returns them with the bot's configuration.
+func outageWorld(t *testing.T) (*slacktest.Server, *llmtest.Server, *config.Config) {
+	t.Helper()
+	srv, err := slacktest.New(slacktest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	srv.AddChannel(channel, "general", true)
+	model := llmtest.NewServer(t)
+	model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
+	return srv, model, bottest.Config(srv, bottest.Agent())
 }
