@@ -299,12 +299,8 @@ func TestRedisSessionsAreListedNewestFirstByUserChannelAndSince(t *testing.T) {
 	}
 	ids := func(f SessionFilter) string {
 		t.Helper()
-		got, err := r.Sessions(ctx, f)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var out []string
-		for _, s := range got {
+		for _, s := range listWithin(t, r, f) {
 			out = append(out, s.ID)
 		}
 		return strings.Join(out, ",")
@@ -366,17 +362,34 @@ func TestRedisSessionsDefaultToAHundred(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := r.Sessions(ctx, SessionFilter{User: "U1"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := listWithin(t, r, SessionFilter{User: "U1"})
 	if len(got) != DefaultSessionLimit || got[0].ID != "s129" || got[99].ID != "s030" {
 		t.Fatalf("got %d records from %s to %s; want 100 from s129 to s030", len(got), got[0].ID, got[len(got)-1].ID)
 	}
-	got, err = r.Sessions(ctx, SessionFilter{User: "U1", Channel: "C9"})
-	if err != nil || len(got) != 0 {
-		t.Fatalf("a filter nothing matches, past one page: %d records, %v", len(got), err)
+	if got := listWithin(t, r, SessionFilter{User: "U1", Channel: "C9"}); len(got) != 0 {
+		t.Fatalf("a filter nothing matches, past one page: %d records", len(got))
 	}
+}
+
+// listingDeadline bounds one listing of session records in the tests: a
+// listing whose paging never ends fails in seconds, not at the suite's
+// timeout.
+const listingDeadline = 10 * time.Second
+
+// listWithin lists the records f selects, failing t when the listing
+// fails or does not end within listingDeadline.
+func listWithin(t *testing.T, r *Redis, f SessionFilter) []SessionRecord {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), listingDeadline)
+	defer cancel()
+	got, err := r.Sessions(ctx, f)
+	if ctx.Err() != nil {
+		t.Fatalf("listing sessions %+v did not end within %v: its paging does not advance", f, listingDeadline)
+	}
+	if err != nil {
+		t.Fatalf("listing sessions %+v: %v", f, err)
+	}
+	return got
 }
 
 func TestRedisSessionRecordRoundTripsAndTakesFeedback(t *testing.T) {

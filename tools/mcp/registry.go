@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -25,6 +26,10 @@ type Options struct {
 	// ProbeInterval is how often a running server's health is checked
 	// (default 30s).
 	ProbeInterval time.Duration
+
+	// sleep waits out a restart's backoff, reporting false when ctx ended
+	// first; the package's tests watch the waits through it.
+	sleep func(ctx context.Context, d time.Duration) bool
 }
 
 // DefaultBackoff are the restart waits used when Options.Backoff is nil.
@@ -60,6 +65,9 @@ func NewRegistry(servers map[string]config.MCPServer, o Options) (*Registry, err
 	}
 	if o.ProbeInterval <= 0 {
 		o.ProbeInterval = 30 * time.Second
+	}
+	if o.sleep == nil {
+		o.sleep = sleep
 	}
 	r := &Registry{
 		opts:    o,

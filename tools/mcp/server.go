@@ -122,7 +122,7 @@ func (s *server) supervise(ctx context.Context, done chan struct{}) {
 			attempt++
 			s.down(phaseDown, err)
 			s.log.Warn("MCP server failed to start", zap.Error(err), zap.Duration("restart_in", wait))
-			if !sleep(ctx, wait) {
+			if !s.reg.opts.sleep(ctx, wait) {
 				s.down(phaseIdle, nil)
 				s.log.Info("MCP server stopped")
 				return
@@ -151,7 +151,7 @@ func (s *server) supervise(ctx context.Context, done chan struct{}) {
 		attempt++
 		s.log.Warn("MCP server died", zap.Error(cause), zap.Duration("uptime", time.Since(up)))
 		s.log.Info("MCP server restart scheduled", zap.Duration("wait", wait))
-		if !sleep(ctx, wait) {
+		if !s.reg.opts.sleep(ctx, wait) {
 			s.down(phaseIdle, nil)
 			s.log.Info("MCP server stopped")
 			return

@@ -1,0 +1,46 @@
+package slack_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slackbot/slackbot/agent"
+	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/llm/llmtest"
+	"github.com/slackbot/slackbot/state/redistest"
+)
+
+// TestAnAdminsStopDeliveredToTheOtherReplicaStopsSomeoneElsesSession has
+// a member of slack.admins press Stop on a session someone else asked for,
+// with the click delivered to the replica that is not running it: the
+// session is stopped, in the admin's name, and the admin is not refused.
+func TestAnAdminsStopDeliveredToTheOtherReplicaStopsSomeoneElsesSession(t *testing.T) {
+	t.Parallel()
+	const admin = "U0BOSS"
+	srv := redistest.Start(t)
+	w := newWorldOn(t, dialRedis(t, srv, "adminstop:"), func(c *config.Config, _ *agent.Runner) { c.Slack.Admins = []string{admin} })
+	w.replicaOn(dialRedis(t, srv, "adminstop:"))
+	w.model.Respond(func(*llmtest.Recorded) llmtest.Reply { return llmtest.Reply{Text: "slow", Delay: time.Minute} })
+	ts := w.srv.Mention(channel, asker, "take your time")
+	progress := w.progressMessage(ts)
+	w.model.Wait(1)
+	other := w.otherConn(w.mentionConn(ts))
+	if _, err := w.srv.ClickOn(other, channel, progress.TS, admin, "slackbot_stop", stopValue(t, progress)); err != nil {
+		t.Fatal(err)
+	}
+	w.answered(channel, ts, "Stopped by <@"+admin+">")
+	for _, e := range w.srv.Ephemerals() {
+		if e.User == admin && strings.Contains(e.Text, "Only the person who asked") {
+			t.Errorf("the admin was told %q", e.Text)
+		}
+	}
+	for _, e := range w.srv.Envelopes() {
+		if e.Type == "interactive" && e.Conn != other {
+			t.Errorf("the click went to connection %d, not %d", e.Conn, other)
+		}
+	}
+	if n := len(w.model.Requests()); n != 1 {
+		t.Errorf("%d model calls for one question", n)
+	}
+}
