@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -22,8 +23,12 @@ import (
 var errForbiddenAddress = errors.New("the address is a loopback, link-local, private or unspecified one")
 
 // sharedAddressSpace is carrier-grade NAT (100.64.0.0/10), internal to
-// whoever runs it.
-var sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10")
+// whoever runs it; thisNetwork (0.0.0.0/8) reaches this host on some
+// systems.
+var (
+	sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10")
+	thisNetwork        = netip.MustParsePrefix("0.0.0.0/8")
+)
 
 // internal reports whether ip is an address a tool may reach only when its
 // configured host is one.
@@ -31,7 +36,7 @@ func internal(ip netip.Addr) bool {
 	ip = ip.Unmap()
 	return ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
 		ip.IsInterfaceLocalMulticast() || ip.IsPrivate() || ip.IsUnspecified() ||
-		sharedAddressSpace.Contains(ip)
+		sharedAddressSpace.Contains(ip) || thisNetwork.Contains(ip)
 }
 
 // refuseInternal is a net.Dialer ControlContext hook: it stops a
@@ -57,6 +62,9 @@ func hostIsInternal(ctx context.Context, u *url.URL) bool {
 	if ip, err := netip.ParseAddr(host); err == nil {
 		return internal(ip)
 	}
+	if ip, ok := inetAton(host); ok {
+		return internal(ip)
+	}
 	if localName(host) {
 		return true
 	}
@@ -70,6 +78,37 @@ func hostIsInternal(ctx context.Context, u *url.URL) bool {
 		}
 	}
 	return false
+}
+
+// inetAton reads the IPv4 forms that C's inet_aton accepts and Go does
+// not ("127.1", "0x7f.0.0.1", "0177.0.0.1", "2130706433"): a proxy or a
+// server built on it would connect to the address they stand for.
+func inetAton(s string) (netip.Addr, bool) {
+	parts := strings.Split(s, ".")
+	if len(parts) > 4 {
+		return netip.Addr{}, false
+	}
+	var nums []uint64
+	for _, p := range parts {
+		n, err := strconv.ParseUint(p, 0, 32)
+		if err != nil || p == "" {
+			return netip.Addr{}, false
+		}
+		nums = append(nums, n)
+	}
+	var v uint64
+	for i, n := range nums[:len(nums)-1] {
+		if n > 0xff {
+			return netip.Addr{}, false
+		}
+		v |= n << (24 - 8*i)
+	}
+	last := nums[len(nums)-1]
+	if last >= 1<<(8*(5-len(nums))) {
+		return netip.Addr{}, false
+	}
+	v |= last
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true
 }
 
 // reachKey marks a request's context with what its endpoint may reach.
