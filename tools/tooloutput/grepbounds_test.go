@@ -22,7 +22,7 @@ func TestAnEightThousandCharacterGrepPatternIsRefusedAtOnce(t *testing.T) {
 	call := fsTools(t, s.Dir())
 	out := call("Grep", obj{"pattern": strings.Repeat("(a|b)", 1600), "path": e.Handle})
 	if !out.IsError || !strings.Contains(out.Content, "at most 1024 bytes") {
-		t.Fatalf("Grep with an 8,000-character pattern = %q, want it refused naming the limit", out.Content)
+		t.Fatalf("Grep with an 8,000-character pattern = %.200q…, want it refused naming the limit", out.Content)
 	}
 	out = call("Grep", obj{"pattern": strings.Repeat("x", 1024), "path": e.Handle})
 	if out.IsError {
@@ -31,8 +31,9 @@ func TestAnEightThousandCharacterGrepPatternIsRefusedAtOnce(t *testing.T) {
 }
 
 // cancelsAfter is a context whose Err reports cancellation from its n-th
-// look on, and counts the looks: a search that looks only between blocks
-// never sees it within a block.
+// look on, and counts the looks. A search of one block looks twice between
+// blocks (before it, and before finding the end of the file): a third look
+// happens only within the block.
 type cancelsAfter struct {
 	context.Context
 	n     int64
@@ -66,8 +67,8 @@ func TestAGrepLooksAtItsContextWithinABlock(t *testing.T) {
 	dir := t.TempDir()
 	name := bigFile(t, dir, grepBlock/2) // one block: looked at once before it
 	p := &fsProvider{root: dir}
-	for _, pattern := range []string{`\d{3}[a-z]* (fox|cat)\s+z`, `fox jumps over the lazy cat`} { // without and with a literal
-		ctx := &cancelsAfter{Context: context.Background(), n: 2}
+	for _, pattern := range []string{`\d{3}[a-z]* (fox|cat)\s+z`, `lazy dog \d+x`} { // without and with a literal
+		ctx := &cancelsAfter{Context: context.Background(), n: 3}
 		raw, _ := json.Marshal(obj{"pattern": pattern, "path": name})
 		_, err := p.grep(ctx, raw)
 		if !errors.Is(err, context.Canceled) {
