@@ -99,3 +99,14 @@ func TestAURLThatDoesNotParseStillLosesItsSecrets(t *testing.T) {
 		}
 	}
 }
+
+func TestSecretsListsWhatAURLCarries(t *testing.T) {
+	t.Parallel()
+	got := strings.Join(redact.Secrets("http://user:pa55word@h:1/mcp?token=SEC%2BRET&team=core&key=ab"), " ")
+	if got != "pa55word SEC%2BRET SEC+RET" {
+		t.Errorf("Secrets = %q", got)
+	}
+	if got := redact.Secrets("https://ghp_abcdef123456@github.com/x"); len(got) != 1 || got[0] != "ghp_abcdef123456" {
+		t.Errorf("a user name without a password: %q", got)
+	}
+}

@@ -63,3 +63,39 @@ func query(raw string) string {
 	}
 	return strings.Join(parts, "&")
 }
+
+// Secrets lists the credentials raw carries: its password, or its user
+// name when there is no password, and the values of its token-like query
+// keys, each as written and decoded, for a caller to take out of text
+// that may repeat them in another form. Values shorter than 4 bytes are
+// left out: replacing them would garble the text for no gain.
+func Secrets(raw string) []string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	add := func(s string) {
+		if len(s) >= 4 {
+			out = append(out, s)
+		}
+	}
+	if u.User != nil {
+		if p, ok := u.User.Password(); ok {
+			add(p)
+		} else {
+			add(u.User.Username())
+		}
+	}
+	for _, kv := range strings.Split(u.RawQuery, "&") {
+		k, v, ok := strings.Cut(kv, "=")
+		if name, err := url.QueryUnescape(k); !ok || err != nil || !tokenKeyRe.MatchString(name) {
+			continue
+		}
+		add(v)
+		if d, err := url.QueryUnescape(v); err == nil && d != v {
+			add(d)
+		}
+	}
+	return out
+}
