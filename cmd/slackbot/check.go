@@ -21,6 +21,7 @@ import (
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/anthropic"
 	"github.com/slackbot/slackbot/llm/openai"
+	"github.com/slackbot/slackbot/redact"
 	"github.com/slackbot/slackbot/tools/mcp"
 )
 
@@ -139,15 +140,20 @@ func configSecrets(cfg *config.Config) []string {
 		add(p.APIKey)
 		addMap(p.Headers)
 	}
+	// A URL may carry a token in its query or userinfo.
 	for _, s := range cfg.MCPServers {
 		addMap(s.Env)
 		addMap(s.Headers)
+		out = append(out, redact.Secrets(s.URL)...)
 	}
 	for _, r := range cfg.RestTools {
 		addMap(r.Headers)
+		out = append(out, redact.Secrets(r.URL)...)
 	}
 	for _, o := range cfg.OpenAPI {
 		addMap(o.Headers)
+		out = append(out, redact.Secrets(o.Spec)...)
+		out = append(out, redact.Secrets(o.BaseURL)...)
 	}
 	return out
 }
