@@ -45,4 +45,3 @@ func TestCheckShowsNoTokenOrPasswordOfAnMCPServersURL(t *testing.T) {
 		t.Errorf("the verbose log does not show the failure:\n%s", stderr)
 	}
 }
-
