@@ -23,8 +23,11 @@ type Options struct {
 	// OpenAPI documents that could not be fetched. Nil logs nothing.
 	Log *zap.Logger
 	// Client sends the requests; nil means a client with bounded dial and
-	// TLS handshake times. Either way, a redirect to another host is
-	// followed without the configured headers.
+	// TLS handshake times that connects to an internal (loopback,
+	// link-local, private) address only for an endpoint whose configured
+	// host is one. Either way, a redirect to another host is followed
+	// without the configured headers, and a redirect, or a host the model
+	// fills in, that names an internal address is refused by name.
 	Client *http.Client
 	// MaxResponseBytes is the most read from one answer (0: 8 MiB); the
 	// model is told when an answer was cut.
