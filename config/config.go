@@ -223,6 +223,11 @@ type MCPServer struct {
 	// list_tools.
 	HealthProbe string `yaml:"health_probe"`
 	Description string `yaml:"description"`
+
+	// InheritEnv names variables of the bot's environment a stdio server
+	// is given beside the minimal set (PATH, HOME, LANG, TZ, TMPDIR, LC_*,
+	// NODE_*, npm_config_*) and its env.
+	InheritEnv []string `yaml:"inherit_env"`
 }
 
 // RestTool configures one REST endpoint exposed as rest__<name>.

@@ -3,11 +3,12 @@ package config
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/slackbot/slackbot/redact"
 )
 
 // Error is one problem found while loading a configuration or agent file.
@@ -80,16 +81,12 @@ func (p *problems) err() error {
 	return errors.Join(errs...)
 }
 
-// tokenPattern matches the shapes of well-known credentials (OpenAI and
-// Anthropic keys, Slack bot, user and app tokens) even when they were not
-// read from a Secret field.
-var tokenPattern = regexp.MustCompile(`\b(sk-|xox[abpor]-|xapp-)[A-Za-z0-9_\-]{4,}`)
-
 func scrub(s string, secrets []string) string {
 	for _, v := range secrets {
 		s = strings.ReplaceAll(s, v, "[redacted]")
 	}
-	return tokenPattern.ReplaceAllString(s, "${1}[redacted]")
+	// Credentials of known shapes go even when no Secret field held them.
+	return redact.String(s)
 }
 
 // yamlError turns an error of the YAML library into an *Error without the

@@ -24,6 +24,7 @@ var (
 	RESTMethods    = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
 	providerNameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 	toolNameRe     = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	envNameRe      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
 // validate checks the configuration file (not its agents), reporting every
@@ -168,6 +169,14 @@ func (c *Config) validateMCP(w *walker, name string) {
 		}
 	default:
 		w.errorf(key+".type", "%q is not an MCP transport; use one of: %s", s.Type, oneOf(MCPTypes))
+	}
+	for i, n := range s.InheritEnv {
+		if !envNameRe.MatchString(n) {
+			w.errorf(fmt.Sprintf("%s.inherit_env[%d]", key, i), "%q is not an environment variable name; list names such as GITHUB_TOKEN (letters, digits and '_', not starting with a digit)", n)
+		}
+	}
+	if len(s.InheritEnv) > 0 && typ != "stdio" && typ != "" {
+		w.errorf(key+".inherit_env", "applies to stdio servers only (those with a command); remove it")
 	}
 	c.checkQueue(w, key+".queue", s.Queue)
 	checkGlobs(w, key+".tools_allowed", s.ToolsAllow)

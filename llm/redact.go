@@ -2,10 +2,11 @@ package llm
 
 import (
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/slackbot/slackbot/redact"
 )
 
 // What adapters share when they turn an SDK's failure into an *Error: the
@@ -41,18 +42,13 @@ func RetryAfter(h http.Header) time.Duration {
 	return 0
 }
 
-// keyLike matches API keys of the common shapes (OpenAI sk-…, OpenRouter
-// sk-or-…, Anthropic sk-ant-…), even partly masked, so that a server
-// echoing one does not put it in our logs.
-var keyLike = regexp.MustCompile(`\bsk-[A-Za-z0-9_\-*]{6,}`)
-
-// Redact removes key and anything shaped like an API key from s, and bounds
-// its length to MaxMessage bytes.
+// Redact removes key and anything shaped like a credential from s, and
+// bounds its length to MaxMessage bytes.
 func Redact(s, key string) string {
 	if len(key) >= 4 {
 		s = strings.ReplaceAll(s, key, "[redacted]")
 	}
-	s = keyLike.ReplaceAllString(s, "sk-[redacted]")
+	s = redact.String(s)
 	s = strings.TrimSpace(s)
 	if len(s) > MaxMessage {
 		s = strings.ToValidUTF8(s[:MaxMessage], "") + "…"

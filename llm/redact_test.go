@@ -33,7 +33,7 @@ func TestRetryAfterParsing(t *testing.T) {
 func TestRedactRemovesKeysAndBoundsLength(t *testing.T) {
 	t.Parallel()
 	got := Redact("  bad key my-secret-key-1234, also sk-ant-api03-XYZ123abc and sk-or-****abcd  ", "my-secret-key-1234")
-	if want := "bad key [redacted], also sk-[redacted] and sk-[redacted]"; got != want {
+	if want := "bad key [redacted], also sk-ant-[redacted] and sk-or-[redacted]"; got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 	long := Redact(strings.Repeat("é", MaxMessage), "")

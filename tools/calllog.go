@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -12,6 +11,8 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/slackbot/slackbot/redact"
 )
 
 type logKey struct{}
@@ -92,13 +93,8 @@ func logResponse(log *zap.Logger, e *entry, id, name string, in int, out *Outcom
 // scrub bounds a payload for the log and removes what looks like a
 // credential: API keys, bearer tokens and Slack tokens.
 func scrub(s string) string {
-	return credential.ReplaceAllString(Snippet(s, maxLoggedPayload), "$1[redacted]")
+	return redact.String(Snippet(s, maxLoggedPayload))
 }
-
-// credential matches the shapes of secrets that travel in tool arguments
-// and results: OpenAI and Anthropic keys, Slack tokens, GitHub tokens, AWS
-// access keys, and whatever follows "Bearer " or "Basic ".
-var credential = regexp.MustCompile(`(\b(?:sk-|xox[abposre]-|xapp-|ghp_|gho_|ghs_|github_pat_|AKIA)|(?i:\b(?:bearer|basic)\s+))[A-Za-z0-9_\-.=+/*]{6,}`)
 
 // cacheKey is the tool's provider name and its arguments in a canonical
 // form (object keys sorted, no spaces), so that {"a":1,"b":2} and

@@ -76,7 +76,7 @@ func TestEveryCallLogsARequestAndAResponse(t *testing.T) {
 				t.Errorf("the log holds %q:\n%s", secret, all.String())
 			}
 		}
-		if !strings.Contains(all.String(), "result=found: Authorization: Bearer [redacted]") {
+		if !strings.Contains(all.String(), "result=found: Authorization: [redacted]") {
 			t.Errorf("the result is missing at debug:\n%s", all.String())
 		}
 	})

@@ -21,6 +21,7 @@ import (
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/anthropic"
 	"github.com/slackbot/slackbot/llm/openai"
+	"github.com/slackbot/slackbot/redact"
 	"github.com/slackbot/slackbot/tools/mcp"
 	"github.com/slackbot/slackbot/tools/tooloutput"
 )
@@ -98,7 +99,8 @@ func newLogger(lc config.Log, verbose bool, w io.Writer) *zap.Logger {
 	if lc.Format == "console" {
 		encoder = zapcore.NewConsoleEncoder(enc)
 	}
-	return zap.New(zapcore.NewCore(encoder, zapcore.AddSync(w), level))
+	// Every line passes through redact, whatever a field holds.
+	return zap.New(redact.Core(zapcore.NewCore(encoder, zapcore.AddSync(w), level)))
 }
 
 func (w *wiring) agent(name string) (*config.Agent, error) {

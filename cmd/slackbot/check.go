@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -22,6 +21,7 @@ import (
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/anthropic"
 	"github.com/slackbot/slackbot/llm/openai"
+	"github.com/slackbot/slackbot/redact"
 	"github.com/slackbot/slackbot/tools/mcp"
 )
 
@@ -108,10 +108,6 @@ func printChecks(stdout, stderr io.Writer, secrets []string, rows []checkRow) er
 	return nil
 }
 
-// slackToken matches Slack tokens of every kind, so that one echoed by a
-// server or a proxy never reaches the table.
-var slackToken = regexp.MustCompile(`\bx(?:ox[a-z]|app)-[A-Za-z0-9-]+`)
-
 // scrubSecrets takes the configured secrets and anything shaped like a
 // token or an API key out of s, and keeps it to one bounded line.
 func scrubSecrets(s string, secrets []string) string {
@@ -120,7 +116,6 @@ func scrubSecrets(s string, secrets []string) string {
 			s = strings.ReplaceAll(s, v, "[redacted]")
 		}
 	}
-	s = slackToken.ReplaceAllString(s, "[redacted]")
 	s = strings.Join(strings.Fields(s), " ")
 	return llm.Redact(s, "")
 }
@@ -145,15 +140,20 @@ func configSecrets(cfg *config.Config) []string {
 		add(p.APIKey)
 		addMap(p.Headers)
 	}
+	// A URL may carry a token in its query or userinfo.
 	for _, s := range cfg.MCPServers {
 		addMap(s.Env)
 		addMap(s.Headers)
+		out = append(out, redact.Secrets(s.URL)...)
 	}
 	for _, r := range cfg.RestTools {
 		addMap(r.Headers)
+		out = append(out, redact.Secrets(r.URL)...)
 	}
 	for _, o := range cfg.OpenAPI {
 		addMap(o.Headers)
+		out = append(out, redact.Secrets(o.Spec)...)
+		out = append(out, redact.Secrets(o.BaseURL)...)
 	}
 	return out
 }

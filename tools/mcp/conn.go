@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"sort"
 	"sync"
 	"time"
 
@@ -230,15 +229,7 @@ func listTools(ctx context.Context, cl *client.Client) ([]mcp.Tool, error) {
 var clientOptions = []client.ClientOption{client.WithLegacyProtocolOnly()}
 
 func (c *conn) startStdio(run context.Context, cfg config.MCPServer) error {
-	env := os.Environ()
-	keys := make([]string, 0, len(cfg.Env))
-	for k := range cfg.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		env = append(env, k+"="+cfg.Env[k].Reveal())
-	}
+	env := serverEnv(os.Environ(), cfg)
 	mkcmd := func(_ context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
 		// Not CommandContext: the process must outlive the start call's
 		// context and die only through close, which kills its group.

@@ -135,7 +135,7 @@ func (s *server) supervise(ctx context.Context, done chan struct{}) {
 		s.log.Info("MCP server connected", zap.Int("tools", len(s.tools().list)),
 			zap.Duration("latency", up.Sub(began)))
 
-		cause := s.watch(ctx, c)
+		cause := scrubbed(s.cfg, s.watch(ctx, c))
 		c.markDead(cause)
 		s.down(phaseDown, cause)
 		c.close()
@@ -168,7 +168,8 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 		return nil, ctx.Err()
 	}
 	defer func() { <-s.reg.sem }()
-	return connect(ctx, s.name, s.cfg)
+	c, err := connect(ctx, s.name, s.cfg)
+	return c, scrubbed(s.cfg, err)
 }
 
 func (s *server) setConnecting() {

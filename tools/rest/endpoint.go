@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/tools"
@@ -35,6 +36,8 @@ type endpoint struct {
 	body    any             // rest_tools body template (nil: none)
 	known   map[string]bool // the schema's property names, for the template
 	streams *config.RestStreaming
+
+	reach atomic.Int32 // see mayReachInternal
 }
 
 // param is where one OpenAPI argument goes.
@@ -72,8 +75,16 @@ func (e *endpoint) request(ctx context.Context, args map[string]any) (*http.Requ
 	}
 	query := u.Query()
 	added := false
+	fixed := templateQueryKeys(e.url)
+	var refused []string
 	addQuery := func(name string, v any, p param) {
 		if v == nil {
+			return
+		}
+		// The operator's query values stand: an argument cannot replace
+		// one, nor add a second value beside it.
+		if fixed[name] {
+			refused = append(refused, name)
 			return
 		}
 		added = true
@@ -93,6 +104,10 @@ func (e *endpoint) request(ctx context.Context, args map[string]any) (*http.Requ
 		}
 		if obj, ok := v.(map[string]any); ok && p.deep {
 			for k, x := range obj {
+				if fixed[name+"["+k+"]"] {
+					refused = append(refused, name+"["+k+"]")
+					continue
+				}
 				if x != nil {
 					query.Set(name+"["+k+"]", text(x))
 				}
@@ -164,6 +179,9 @@ func (e *endpoint) request(ctx context.Context, args map[string]any) (*http.Requ
 			addQuery(name, args[name], param{})
 		}
 	}
+	if len(refused) > 0 {
+		return nil, &argError{fmt.Sprintf("argument %s cannot be given: the tool's address fixes that query parameter", strings.Join(refused, ", "))}
+	}
 	if added {
 		u.RawQuery = query.Encode()
 	}
@@ -189,6 +207,24 @@ func (e *endpoint) request(ctx context.Context, args map[string]any) (*http.Requ
 		req.Header.Set(k, v.Reveal())
 	}
 	return req, nil
+}
+
+// templateQueryKeys lists the query keys an address template writes
+// itself, with a fixed value or a placeholder.
+func templateQueryKeys(tmpl string) map[string]bool {
+	_, q, ok := strings.Cut(tmpl, "?")
+	if !ok {
+		return nil
+	}
+	q, _, _ = strings.Cut(q, "#")
+	keys := map[string]bool{}
+	for _, kv := range strings.Split(q, "&") {
+		k, _, _ := strings.Cut(kv, "=")
+		if name, err := url.QueryUnescape(k); err == nil && name != "" {
+			keys[name] = true
+		}
+	}
+	return keys
 }
 
 func newRequest(ctx context.Context, method string, u *url.URL, body *bytes.Reader) (*http.Request, error) {

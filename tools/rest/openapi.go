@@ -334,7 +334,9 @@ func (c *converter) endpoint(key string, cfg config.OpenAPI, base, method, p str
 		}
 	}
 
-	schema := map[string]any{"type": "object", "properties": props}
+	// An argument the operation does not name has nowhere to go but where
+	// it could change what the operator fixed.
+	schema := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
 	if len(required) > 0 {
 		schema["required"] = required
 	}

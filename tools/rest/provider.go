@@ -23,8 +23,11 @@ type Options struct {
 	// OpenAPI documents that could not be fetched. Nil logs nothing.
 	Log *zap.Logger
 	// Client sends the requests; nil means a client with bounded dial and
-	// TLS handshake times. Either way, a redirect to another host is
-	// followed without the configured headers.
+	// TLS handshake times that connects to an internal (loopback,
+	// link-local, private) address only for an endpoint whose configured
+	// host is one. Either way, a redirect to another host is followed
+	// without the configured headers, and a redirect, or a host the model
+	// fills in, that names an internal address is refused by name.
 	Client *http.Client
 	// MaxResponseBytes is the most read from one answer (0: 8 MiB); the
 	// model is told when an answer was cut.
@@ -40,7 +43,8 @@ const DefaultMaxResponseBytes = 8 << 20
 type Provider struct {
 	tools.Base
 	log      *zap.Logger
-	client   *http.Client
+	client   *http.Client // reaches no internal address (see guard.go)
+	open     *http.Client // for endpoints whose configured host is internal
 	maxBytes int
 	// retry is the first wait before fetching a failed document again; it
 	// doubles up to maxRetry.
@@ -84,10 +88,11 @@ func New(restTools map[string]config.RestTool, apis map[string]config.OpenAPI, o
 	if p.log == nil {
 		p.log = zap.NewNop()
 	}
+	p.open = p.client
 	if p.client == nil {
-		p.client = defaultClient()
+		p.client, p.open = defaultClient(false), defaultClient(true)
 	}
-	p.client = withRedirectPolicy(p.client)
+	p.client, p.open = withRedirectPolicy(p.client), withRedirectPolicy(p.open)
 	if p.maxBytes <= 0 {
 		p.maxBytes = DefaultMaxResponseBytes
 	}
@@ -168,7 +173,7 @@ func (p *Provider) fetchPending(ctx context.Context) error {
 		if done {
 			continue
 		}
-		eps, err := fetchDoc(ctx, p.client, d.key, d.cfg, p.log)
+		eps, err := fetchDoc(withInternalAllowed(ctx, true), p.open, d.key, d.cfg, p.log)
 		if err != nil {
 			p.log.Warn("openapi document not loaded; its tools are absent until it is",
 				zap.String("openapi", d.key), zap.Error(err))
@@ -268,6 +273,11 @@ func (p *Provider) do(ctx context.Context, e *endpoint, args map[string]any) (to
 		sctx, cancel = context.WithTimeout(ctx, limit)
 		defer cancel()
 	}
+	client := p.client
+	if e.mayReachInternal(ctx) {
+		client = p.open
+		sctx = withInternalAllowed(sctx, true)
+	}
 	req, err := e.request(sctx, args)
 	if err != nil {
 		var ae *argError
@@ -276,7 +286,18 @@ func (p *Provider) do(ctx context.Context, e *endpoint, args map[string]any) (to
 		}
 		return tools.Result{}, llm.RedactedError(fmt.Sprintf("the request to the %s service could not be made", e.service), err)
 	}
-	resp, err := p.client.Do(req)
+	if e.hostFromModel() {
+		err = checkDestination(sctx, req.URL)
+	}
+	var resp *http.Response
+	if err == nil {
+		resp, err = client.Do(req)
+	}
+	if errors.Is(err, errForbiddenAddress) {
+		p.log.Warn("rest request refused: it led to an internal address", zap.String("tool", e.tool.Name),
+			zap.String("method", req.Method), zap.String("url", logURL(req.URL)))
+		return tools.Result{Content: fmt.Sprintf("The request to the %s service was refused: it led to a loopback, link-local or private address, which this tool may not reach.", e.service), IsError: true}, nil
+	}
 	if err != nil {
 		p.log.Warn("rest request got no answer", zap.String("tool", e.tool.Name),
 			zap.String("method", req.Method), zap.String("url", logURL(req.URL)), zap.Error(bareCause(err)))

@@ -73,7 +73,7 @@ func restEndpoint(name string, t config.RestTool) (*endpoint, error) {
 }
 
 // placeholderSchema is the schema of an endpoint configured without one:
-// each URL placeholder as a required string.
+// each URL placeholder as a required string, and nothing else.
 func placeholderSchema(names []string) map[string]any {
 	props := map[string]any{}
 	required := []any{}
@@ -81,5 +81,5 @@ func placeholderSchema(names []string) map[string]any {
 		props[n] = map[string]any{"type": "string"}
 		required = append(required, n)
 	}
-	return map[string]any{"type": "object", "properties": props, "required": required}
+	return map[string]any{"type": "object", "properties": props, "required": required, "additionalProperties": false}
 }

@@ -58,7 +58,8 @@ func TestJSONStream(t *testing.T) {
 					<-r.Context().Done()
 				}
 			})
-			h := newHarness(t, map[string]config.RestTool{"chat": {Method: "POST", URL: srv.URL, Streaming: tc.st}}, nil, Options{})
+			h := newHarness(t, map[string]config.RestTool{"chat": {Method: "POST", URL: srv.URL, Streaming: tc.st,
+				Parameters: map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}}}}, nil, Options{})
 			out := h.exec("rest__chat", `{"q":"hi"}`)
 			if out.Failure != "" || out.IsError != tc.isError {
 				t.Fatalf("failure %q, IsError %v: %s", out.Failure, out.IsError, out.Content)

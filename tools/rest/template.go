@@ -50,6 +50,13 @@ func expandURL(tmpl string, args map[string]any) (string, map[string]bool, error
 			return escape(text(v))
 		})
 	}
+	for _, name := range placeholders(path) {
+		if v, ok := args[name]; ok && v != nil {
+			if err := checkPathValue(name, text(v)); err != nil {
+				return "", nil, err
+			}
+		}
+	}
 	out := fill(path, url.PathEscape)
 	if hasQuery {
 		out += "?" + fill(query, url.QueryEscape)
@@ -57,7 +64,75 @@ func expandURL(tmpl string, args map[string]any) (string, map[string]bool, error
 	if len(missing) > 0 {
 		return "", nil, &argError{fmt.Sprintf("missing argument %s: it is part of the address and is required", strings.Join(missing, ", "))}
 	}
+	if p, _, _ := strings.Cut(out, "?"); dotSegment(p) {
+		return "", nil, &argError{"the arguments put a '.' or '..' segment in the address; give names, not relative paths"}
+	}
 	return out, used, nil
+}
+
+// maxUnescape bounds how many layers of percent-encoding a path value is
+// looked through: a server may decode more than once.
+const maxUnescape = 4
+
+// checkPathValue refuses a value for a path placeholder that could leave
+// the configured path once a server decodes it: one that is, or holds a
+// segment that is, '.' or '..', raw or percent-encoded any number of
+// times, and one holding a '/' or '\' it percent-encoded itself. A plain
+// '/' is sent encoded (%2F), as part of the one segment.
+func checkPathValue(name, v string) error {
+	refuse := &argError{fmt.Sprintf("argument %s is part of the address path: it cannot be '.' or '..', hold such a segment, or hold a percent-encoded '/' or '\\'", name)}
+	for range maxUnescape {
+		if l := strings.ToLower(v); strings.Contains(l, "%2f") || strings.Contains(l, "%5c") {
+			return refuse
+		}
+		if dotPart(v) {
+			return refuse
+		}
+		d, err := url.PathUnescape(v)
+		if err != nil || d == v {
+			return nil
+		}
+		v = d
+	}
+	if strings.Contains(v, "%") {
+		return &argError{fmt.Sprintf("argument %s is part of the address path and is percent-encoded too many times", name)}
+	}
+	return nil
+}
+
+// dotPart reports whether v, split at '/' and '\', has a '.' or '..' part.
+func dotPart(v string) bool {
+	for _, p := range strings.FieldsFunc(v, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if p == "." || p == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// dotSegment reports whether a path holds a '.' or '..' segment, raw or
+// percent-encoded.
+func dotSegment(path string) bool {
+	if _, rest, ok := strings.Cut(path, "://"); ok {
+		i := strings.IndexByte(rest, '/')
+		if i < 0 {
+			return false
+		}
+		path = rest[i:]
+	}
+	for _, seg := range strings.Split(path, "/") {
+		for range maxUnescape {
+			if seg == "." || seg == ".." {
+				return true
+			}
+			d, err := url.PathUnescape(seg)
+			if err != nil || d == seg {
+				break
+			}
+			seg = d
+		}
+	}
+	return false
 }
 
 // text is an argument as it appears in a URL, a header or a string

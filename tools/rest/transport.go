@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/slackbot/slackbot/llm"
@@ -14,12 +16,25 @@ import (
 
 // defaultClient bounds the steps of a request that should be quick. The
 // wait for an answer is left to the tool's timeout (the call's context),
-// with a generous backstop for callers that give none.
-func defaultClient() *http.Client {
+// with a generous backstop for callers that give none. Unless
+// allowInternal, it connects to no internal address but the proxy's.
+func defaultClient(allowInternal bool) *http.Client {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	dial := dialer.DialContext
+	if !allowInternal {
+		guarded := *dialer
+		guarded.ControlContext = refuseInternal
+		proxies := proxyAddrs()
+		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if proxies[addr] {
+				return dialer.DialContext(ctx, network, addr)
+			}
+			return guarded.DialContext(ctx, network, addr)
+		}
+	}
 	return &http.Client{Transport: &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           dialer.DialContext,
+		DialContext:           dial,
 		ForceAttemptHTTP2:     true,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: 5 * time.Minute,
@@ -36,6 +51,9 @@ func withRedirectPolicy(c *http.Client) *http.Client {
 	cp := *c
 	next := c.CheckRedirect
 	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if err := checkDestination(req.Context(), req.URL); err != nil {
+			return err
+		}
 		if len(via) > 0 && !sameOrigin(req.URL, via[0].URL) {
 			for k := range req.Header {
 				switch http.CanonicalHeaderKey(k) {
@@ -54,6 +72,34 @@ func withRedirectPolicy(c *http.Client) *http.Client {
 		return nil
 	}
 	return &cp
+}
+
+// proxyAddrs lists the host:port of the proxies the environment names:
+// the operator's proxy may be on an internal address.
+func proxyAddrs() map[string]bool {
+	out := map[string]bool{}
+	for _, k := range []string{"HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"} {
+		v := os.Getenv(k)
+		if v == "" {
+			continue
+		}
+		if !strings.Contains(v, "://") {
+			v = "http://" + v
+		}
+		u, err := url.Parse(v)
+		if err != nil || u.Hostname() == "" {
+			continue
+		}
+		port := u.Port()
+		if port == "" {
+			port = map[string]string{"https": "443", "socks5": "1080"}[u.Scheme]
+			if port == "" {
+				port = "80"
+			}
+		}
+		out[net.JoinHostPort(u.Hostname(), port)] = true
+	}
+	return out
 }
 
 func sameOrigin(a, b *url.URL) bool {

@@ -30,6 +30,12 @@ const (
 	grepMaxContext = 10
 	grepMaxBytes   = 100 << 10
 	grepLineBytes  = 500 // a match line is shown around its match
+	// grepMaxPattern bounds a Grep pattern: matching costs the pattern's
+	// length for every byte searched.
+	grepMaxPattern = 1024
+	// grepCheckEvery is how many lines (or candidate matches) a search
+	// goes between looks at its context.
+	grepCheckEvery = 256
 )
 
 var readSchema = json.RawMessage(`{

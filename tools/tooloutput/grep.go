@@ -9,9 +9,7 @@ import (
 	"io"
 	"os"
 	"regexp"
-	"runtime"
 	"strings"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -30,6 +28,9 @@ func (p *fsProvider) grep(ctx context.Context, raw json.RawMessage) (string, err
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return "", fmt.Errorf("bad arguments for Grep: %w", err)
 	}
+	if len(a.Pattern) > grepMaxPattern {
+		return "", fmt.Errorf("the pattern is %d bytes long; Grep takes patterns of at most %d bytes: search for a shorter, distinctive part of the text", len(a.Pattern), grepMaxPattern)
+	}
 	re, err := regexp.Compile(a.Pattern)
 	if err != nil {
 		return "", fmt.Errorf("pattern %q is not a valid Go regular expression: %v", a.Pattern, err)
@@ -40,7 +41,7 @@ func (p *fsProvider) grep(ctx context.Context, raw json.RawMessage) (string, err
 	} else if names = p.files(); len(names) == 0 {
 		return "There are no files to search.", nil
 	}
-	g := &grepper{re: re, pre: newPrefilter(a.Pattern),
+	g := &grepper{ctx: ctx, re: re, pre: newPrefilter(a.Pattern),
 		context: min(max(a.Context, 0), grepMaxContext), max: a.MaxResults}
 	if g.max <= 0 {
 		g.max = grepDefResults
@@ -70,8 +71,9 @@ func (p *fsProvider) grep(ctx context.Context, raw json.RawMessage) (string, err
 // searched with one regexp call per match rather than one per line, which
 // is what makes tens of megabytes take well under a second.
 type grepper struct {
+	ctx     context.Context // checked every grepCheckEvery lines or candidates
 	re      *regexp.Regexp
-	pre     *prefilter // nil: every line is matched with re, on every core
+	pre     *prefilter // nil: every line is matched with re
 	lower   []byte     // the region lower-cased, for a case-folding pre
 	context int
 	max     int
@@ -152,7 +154,11 @@ func (g *grepper) file(ctx context.Context, name, path string) error {
 // region searches whole lines, the first numbered first.
 func (g *grepper) region(r []byte, first int) error {
 	if g.done {
-		if g.more(r, 0) {
+		more, err := g.more(r, 0)
+		if err != nil {
+			return err
+		}
+		if more {
 			return errGrepFull
 		}
 		return nil
@@ -167,8 +173,16 @@ func (g *grepper) region(r []byte, first int) error {
 		counted = pos
 		return countedLine
 	}
-	find := g.finder(r)
-	for pos := 0; pos < len(r); {
+	find, err := g.finder(r)
+	if err != nil {
+		return err
+	}
+	for pos, n := 0, 0; pos < len(r); n++ {
+		if n%grepCheckEvery == grepCheckEvery-1 {
+			if err := g.ctx.Err(); err != nil {
+				return err
+			}
+		}
 		ms := find(pos)
 		if ms < 0 {
 			break
@@ -205,7 +219,11 @@ func (g *grepper) region(r []byte, first int) error {
 		g.matches++
 		if g.matches >= g.max || g.out.Len() > grepMaxBytes {
 			g.done = true
-			if g.more(r, le+1) {
+			more, err := g.more(r, le+1)
+			if err != nil {
+				return err
+			}
+			if more {
 				return errGrepFull
 			}
 			return nil
@@ -226,28 +244,40 @@ func (g *grepper) region(r []byte, first int) error {
 }
 
 // more reports whether a matching line starts at or after pos in r.
-func (g *grepper) more(r []byte, pos int) bool {
-	find := g.finder(r)
-	for pos < len(r) {
+func (g *grepper) more(r []byte, pos int) (bool, error) {
+	find, err := g.finder(r)
+	if err != nil {
+		return false, err
+	}
+	for n := 0; pos < len(r); n++ {
+		if n%grepCheckEvery == grepCheckEvery-1 {
+			if err := g.ctx.Err(); err != nil {
+				return false, err
+			}
+		}
 		ms := find(pos)
 		if ms < 0 {
-			return false
+			return false, nil
 		}
 		ls := bytes.LastIndexByte(r[:ms], '\n') + 1
 		if g.re.Match(r[ls:lineEnd(r, ms)]) {
-			return true
+			return true, nil
 		}
 		pos = ms + 1
 	}
-	return false
+	return false, nil
 }
 
 // finder returns a function giving the start of the next candidate match
 // in r at or after pos, or -1. Every line holding a match holds a
 // candidate; the caller confirms each on its line.
-func (g *grepper) finder(r []byte) func(pos int) int {
+func (g *grepper) finder(r []byte) (func(pos int) int, error) {
 	if g.pre == nil {
-		starts, i := matchingLines(g.re, r, g.max+1), 0
+		starts, err := matchingLines(g.ctx, g.re, r, g.max+1)
+		if err != nil {
+			return nil, err
+		}
+		i := 0
 		return func(pos int) int {
 			for i < len(starts) && starts[i] < pos {
 				i++
@@ -256,14 +286,14 @@ func (g *grepper) finder(r []byte) func(pos int) int {
 				return -1
 			}
 			return starts[i]
-		}
+		}, nil
 	}
 	hay := r
 	if g.pre.fold {
 		g.lower = lowerASCII(g.lower, r)
 		hay = g.lower
 	}
-	return func(pos int) int { return g.pre.next(hay, pos) }
+	return func(pos int) int { return g.pre.next(hay, pos) }, nil
 }
 
 // before writes lines from..m-1 ahead of the match at line m starting at
@@ -355,54 +385,28 @@ func show(line []byte, off int) string {
 	return b.String()
 }
 
-// parallelMin is the smallest region worth splitting across cores.
-const parallelMin = 256 << 10
-
 // matchingLines returns the starts of r's lines that re matches, in order,
-// at most limit from each part. Without a literal to look for first, a
-// pattern runs at the regexp engine's speed, which line by line (its
-// backtracker on short inputs) beats one search over the whole region (its
-// automaton on long ones); the parts, split at line boundaries, run on
-// every core.
-func matchingLines(re *regexp.Regexp, r []byte, limit int) []int {
-	parts := 1
-	if len(r) >= parallelMin {
-		parts = runtime.GOMAXPROCS(0)
-	}
-	bounds := []int{0}
-	for i := 1; i < parts; i++ {
-		at := len(r) * i / parts
-		nl := bytes.IndexByte(r[at:], '\n')
-		if nl < 0 {
-			break
-		}
-		if at+nl+1 > bounds[len(bounds)-1] {
-			bounds = append(bounds, at+nl+1)
-		}
-	}
-	bounds = append(bounds, len(r))
-	found := make([][]int, len(bounds)-1)
-	var wg sync.WaitGroup
-	for p := range found {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for pos, end := bounds[p], bounds[p+1]; pos < end && len(found[p]) < limit; {
-				le := pos + bytes.IndexByte(r[pos:end], '\n')
-				if le < pos {
-					le = end
-				}
-				if re.Match(r[pos:le]) {
-					found[p] = append(found[p], pos)
-				}
-				pos = le + 1
-			}
-		}()
-	}
-	wg.Wait()
+// at most limit. Without a literal to look for first, a pattern runs at the
+// regexp engine's speed, which line by line (its backtracker on short
+// inputs) beats one search over the whole region (its automaton on long
+// ones). It runs on the caller's goroutine, so a call uses one core at
+// most, and stops when ctx ends.
+func matchingLines(ctx context.Context, re *regexp.Regexp, r []byte, limit int) ([]int, error) {
 	var out []int
-	for _, f := range found {
-		out = append(out, f...)
+	for pos, n := 0, 0; pos < len(r) && len(out) < limit; n++ {
+		if n%grepCheckEvery == grepCheckEvery-1 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		le := pos + bytes.IndexByte(r[pos:], '\n')
+		if le < pos {
+			le = len(r)
+		}
+		if re.Match(r[pos:le]) {
+			out = append(out, pos)
+		}
+		pos = le + 1
 	}
-	return out
+	return out, nil
 }
