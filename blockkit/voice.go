@@ -92,7 +92,7 @@ var voiceHints = [][]byte{[]byte(`\u003c`), []byte(`<`), []byte(`url"`), []byte(
 // A block is read as JSON, so that every element kind slack-go knows —
 // and those it will know — is walked the same way.
 func (p *VoicePolicy) block(b slack.Block) ([]slack.Block, bool) {
-	if b == nil {
+	if b == nil || !mayNeedVoice(b) {
 		return nil, false
 	}
 	raw, err := json.Marshal(b)
@@ -331,4 +331,35 @@ func (p *VoicePolicy) name(id string) string {
 		}
 	}
 	return "someone"
+}
+
+// mayNeedVoice reports whether Voice may have to change b: false for the
+// blocks answers are mostly made of — sections, headers, context and
+// dividers holding text with no "<" — which then cost no JSON round trip.
+func mayNeedVoice(b slack.Block) bool {
+	switch x := b.(type) {
+	case *slack.SectionBlock:
+		if x.Accessory != nil || x.Text != nil && x.Text.Type != slack.PlainTextType && strings.Contains(x.Text.Text, "<") {
+			return true
+		}
+		for _, f := range x.Fields {
+			if f != nil && f.Type != slack.PlainTextType && strings.Contains(f.Text, "<") {
+				return true
+			}
+		}
+		return false
+	case *slack.HeaderBlock, *slack.DividerBlock:
+		return false
+	case *slack.ContextBlock:
+		for _, e := range x.ContextElements.Elements {
+			t, ok := e.(*slack.TextBlockObject)
+			if !ok || t.Type != slack.PlainTextType && strings.Contains(t.Text, "<") {
+				return true
+			}
+		}
+		return false
+	case *slack.MarkdownBlock:
+		return strings.Contains(x.Text, "<") || strings.Contains(x.Text, "](")
+	}
+	return true
 }
