@@ -70,7 +70,9 @@ func (s *session) adoptLastResort() bool {
 // shown pretty-printed in a code block, other text as Markdown. It is
 // converted as Markdown only, since repair would read Block Kit JSON in the
 // fallback text as blocks, letting a tool post blocks in the bot's name.
+// Slack tokens in the tool's text are its words, shown as written: a tool
+// cannot mention, broadcast or disguise a link in the bot's name.
 func (s *session) toolDataReport(text, status string) *Report {
 	md := asMarkdownData(text)
-	return &Report{Status: status, Format: s.format, Source: SourceToolMessage, Content: md, Slack: blockkit.FromMarkdown(md)}
+	return &Report{Status: status, Format: s.format, Source: SourceToolMessage, Content: md, Slack: blockkit.FromMarkdownData(md)}
 }

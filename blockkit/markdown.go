@@ -33,6 +33,16 @@ func FromMarkdown(markdown string) []Message {
 	return packUnits(buf, units)
 }
 
+// FromMarkdownData is FromMarkdown for text from outside — a tool's data
+// shown as the answer: Slack tokens in it (<!channel>, <@U…>, <url|label>)
+// are not Slack's but its words, shown as written, never read as mentions,
+// broadcasts or links. Markdown links and autolinks still link.
+func FromMarkdownData(markdown string) []Message {
+	src := []byte(markdown)
+	buf, units := renderUnits(src, dataParser.Parse(text.NewReader(src)))
+	return packUnits(buf, units)
+}
+
 // hasLink reports whether n holds a link Slack can open or a Slack token (a
 // mention in plain_text would show as a raw ID).
 func hasLink(src []byte, n ast.Node) bool {
@@ -104,16 +114,23 @@ func collapseSpaces(s string) string {
 // markdownParser is goldmark with GitHub's extensions plus Slack token
 // recognition. goldmark parsers are safe for concurrent use once built, and
 // building one per call would cost more than most conversions.
-var markdownParser = newMarkdownParser()
+var markdownParser = newMarkdownParser(true)
 
-func newMarkdownParser() parser.Parser {
+// dataParser is markdownParser without Slack token recognition, for
+// FromMarkdownData.
+var dataParser = newMarkdownParser(false)
+
+func newMarkdownParser(tokens bool) parser.Parser {
 	blockParsers := parser.DefaultBlockParsers()
-	for i, p := range blockParsers {
-		if p.Value == parser.NewHTMLBlockParser() {
-			blockParsers[i].Value = slackAwareHTMLBlockParser{parser.NewHTMLBlockParser()}
+	inlineParsers := parser.DefaultInlineParsers()
+	if tokens {
+		for i, p := range blockParsers {
+			if p.Value == parser.NewHTMLBlockParser() {
+				blockParsers[i].Value = slackAwareHTMLBlockParser{parser.NewHTMLBlockParser()}
+			}
 		}
+		inlineParsers = append(inlineParsers, util.Prioritized(slackTokenParser{}, 250))
 	}
-	inlineParsers := append(parser.DefaultInlineParsers(), util.Prioritized(slackTokenParser{}, 250))
 	p := parser.NewParser(
 		parser.WithBlockParsers(blockParsers...),
 		parser.WithInlineParsers(inlineParsers...),

@@ -16,6 +16,11 @@ type Message struct {
 	Text string
 	// Blocks are Block Kit blocks (github.com/slack-go/slack v0.35 types).
 	Blocks []slack.Block
+	// Controls are those of Blocks the sender wrote itself — its own
+	// buttons, such as Stop — told apart by identity: Voice leaves them
+	// as they are, and only they may carry reserved action ids. Controls
+	// are not sent.
+	Controls []slack.Block
 }
 
 // messageJSON is the chat.postMessage shape of a Message. slack.Blocks carries

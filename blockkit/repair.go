@@ -41,7 +41,9 @@ import (
 //     escaped once too often), json_invalid (unreadable JSON; its strings
 //     kept), fallback_used (the answer built from report_content),
 //     empty_answer.
-//   - shape: markdown_message, blocks_wrapped, shape_coerced.
+//   - shape: markdown_message, blocks_wrapped, shape_coerced, text_kept
+//     (the text of a message with legacy attachments and no blocks shown
+//     above them).
 //   - text: markdown_converted, entities_escaped, entities_unescaped
 //     (mrkdwn escaped twice throughout, &amp;gt; for &gt;, unescaped once;
 //     an entity in plain_text or a table cell, which show text as written,

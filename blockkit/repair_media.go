@@ -40,6 +40,11 @@ func (r *repairer) imageSource(n *jsonish.Value, path string) (url string, file 
 func (r *repairer) altText(n *jsonish.Value, path string) (alt, rest string) {
 	alt = strings.TrimSpace(n.GetString("alt_text"))
 	if alt == "" {
+		if alt = strings.TrimSpace(n.GetString("alt")); alt != "" {
+			r.note(join(path, "alt"), "shape_coerced", "alt read as alt_text")
+		}
+	}
+	if alt == "" {
 		alt = strings.TrimSpace(mrkdwnPlain(readable(n.Get("title"))))
 		if alt == "" {
 			alt = "image"

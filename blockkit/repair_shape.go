@@ -131,6 +131,14 @@ func (r *repairer) message(n *jsonish.Value, path string, depth int) {
 	if v := n.Get("blocks"); v != nil {
 		blocks = r.blocks(v, join(path, "blocks"), depth)
 	}
+	// Beside legacy attachments and no blocks, a message's text is what
+	// Slack shows above them, not only its notification.
+	if t := n.Get("text"); len(blocks) == 0 && len(n.Get("attachments").Items()) > 0 && t != nil && t.Kind == jsonish.String &&
+		strings.TrimSpace(t.Str) != "" {
+		tp := join(path, "text")
+		r.note(tp, "text_kept", "the text of a message with legacy attachments shown above them")
+		blocks = r.sectionsNoted(&slack.TextBlockObject{Type: slack.MarkdownType, Text: r.mrkdwnText(t.Str, tp)}, "", tp)
+	}
 	for i, a := range n.Get("attachments").Items() {
 		blocks = append(blocks, r.attachment(a, index(join(path, "attachments"), i), depth)...)
 	}

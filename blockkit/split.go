@@ -15,7 +15,8 @@ import (
 // A ``` block that has to be cut is closed at the end of one piece and
 // reopened at the start of the next, at a line break of the code where
 // possible, so every piece renders on its own. Only whitespace at the cuts is
-// dropped: the pieces together hold every word of text. Text already within
+// dropped: the pieces together hold every word of text. An emphasis run a
+// cut splits is closed before it and opened again after it. Text already within
 // max comes back as the only piece; empty text gives none. A max below 16
 // leaves no room for structure, and text is then cut every max units.
 func SplitMrkdwn(text string, max int) []string {
@@ -69,7 +70,7 @@ func SplitMrkdwn(text string, max int) []string {
 			}
 		}
 	}
-	return pieces
+	return balanceEmphasis(pieces, max)
 }
 
 // Kinds of cut, worst first. A word cut inside code (cutCodeWord) inserts a

@@ -172,6 +172,7 @@ func (a *Agent) validate(w *walker, cfg *Config, set func(string) bool) {
 	checkWindow(w, firstSet("", set, "context_window", "max_output_tokens", "context_buffer", "models"),
 		a.ContextWindow, a.MaxOutputTokens, a.ContextBuffer, note)
 	checkGlobs(w, "tools", a.Tools)
+	a.checkVoice(w)
 	checkToolOutput(w, "", a.ToolOutput, set, cfg)
 	if set("tool_output.dir") {
 		w.errorf("tool_output.dir", "can be set only in the configuration file: stored results of every agent live there")

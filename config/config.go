@@ -160,6 +160,13 @@ type Agent struct {
 	// ToolOutput is the configuration's tool_output with the keys this
 	// file sets replacing its values (dir cannot be set here).
 	ToolOutput ToolOutput `yaml:"tool_output"`
+	// AllowBroadcasts lets the agent's answers carry @channel, @here,
+	// @everyone and user-group mentions that notify (default false: they
+	// are shown as plain words).
+	AllowBroadcasts bool `yaml:"allow_broadcasts"`
+	// Mentions is who a user mention in the agent's answers may notify:
+	// MentionsThread (the default), MentionsNone or MentionsAll.
+	Mentions string `yaml:"mentions"`
 }
 
 // Output formats.
@@ -353,6 +360,11 @@ type Slack struct {
 	// Feedback ends each answer with Slack's feedback buttons (on by
 	// default); a click is recorded on the session's record.
 	Feedback *bool `yaml:"feedback"`
+	// TrustedHosts are the hosts the bot's URL buttons and images may
+	// point at (default none: such buttons and images are shown as links
+	// with their host). A name matches that host exactly; "*.example.com"
+	// matches every subdomain of example.com, not example.com itself.
+	TrustedHosts []string `yaml:"trusted_hosts"`
 }
 
 // FeedbackOn reports whether answers end with feedback buttons (the

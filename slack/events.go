@@ -228,8 +228,7 @@ func (b *Bot) onSlash(ctx context.Context, evt socketmode.Event) {
 	}
 	text := strings.TrimSpace(cmd.Text)
 	if text == "" {
-		_, _ = b.api.PostEphemeralContext(ctx, cmd.ChannelID, cmd.UserID,
-			slackapi.MsgOptionText("Ask a question after the command, like `"+cmd.Command+" what changed in the last release?`", false))
+		_ = b.ephemeral(ctx, cmd.ChannelID, cmd.UserID, "", "Ask a question after the command, like `"+cmd.Command+" what changed in the last release?`")
 		return
 	}
 	b.start(request{kind: kindSlash, channel: cmd.ChannelID, user: cmd.UserID, text: text})

@@ -68,7 +68,7 @@ func (r *run) withFeedback(msgs []blockkit.Message, rep *agent.Report, stopper s
 		r.interrupted.Load() || stopper != "" {
 		return msgs
 	}
-	return blockkit.AppendBlocks(msgs, feedbackFallback, feedbackBlock(r.id))
+	return blockkit.AppendControls(msgs, feedbackFallback, feedbackBlock(r.id))
 }
 
 // onFeedback handles a click on feedback buttons, on a goroutine of its own
@@ -125,13 +125,11 @@ func (b *Bot) recordFeedback(ctx context.Context, cb slackapi.InteractionCallbac
 	if b.feedbackHook != nil {
 		b.feedbackHook(verdict)
 	}
-	opts := []slackapi.MsgOption{slackapi.MsgOptionText(feedbackThanks, false)}
-	if thread := cb.Container.ThreadTs; thread != "" {
-		opts = append(opts, slackapi.MsgOptionTS(thread))
-	} else if thread := cb.Message.ThreadTimestamp; thread != "" {
-		opts = append(opts, slackapi.MsgOptionTS(thread))
+	thread := cb.Container.ThreadTs
+	if thread == "" {
+		thread = cb.Message.ThreadTimestamp
 	}
-	if _, err := b.api.PostEphemeralContext(ctx, cb.Channel.ID, user, opts...); err != nil {
+	if err := b.ephemeral(ctx, cb.Channel.ID, user, thread, feedbackThanks); err != nil {
 		log.Debug("feedback thanks not posted", zap.Error(slackError(err)))
 	}
 }

@@ -54,11 +54,17 @@ func withRetry(ctx context.Context, f func() error) error {
 	}
 }
 
-// send posts m in the thread, or replaces the message at updateTS with it.
+// send posts m in the thread, or replaces the message at updateTS with it,
+// in the voice of ctx's request (see voice.go). Slack unfurls none of the
+// links of a post: a preview is a fetch the message's author chose.
 func (b *Bot) send(ctx context.Context, channel, threadTS, updateTS string, m blockkit.Message) (string, error) {
+	m = b.voiced(ctx, m)
 	opts := []slackapi.MsgOption{slackapi.MsgOptionText(m.Text, false)}
 	if len(m.Blocks) > 0 {
 		opts = append(opts, slackapi.MsgOptionBlocks(m.Blocks...))
+	}
+	if updateTS == "" {
+		opts = append(opts, slackapi.MsgOptionDisableLinkUnfurl(), slackapi.MsgOptionDisableMediaUnfurl())
 	}
 	ts := updateTS
 	err := withRetry(ctx, func() error {
@@ -104,8 +110,8 @@ func (b *Bot) deliverOne(ctx context.Context, channel, threadTS, updateTS string
 	b.log.Warn("slack refused a message; sending it in smaller parts", zap.Error(slackError(err)), zap.Int("blocks", len(m.Blocks)))
 	if len(m.Blocks) > 1 {
 		half := len(m.Blocks) / 2
-		first := blockkit.Message{Text: m.Text, Blocks: m.Blocks[:half]}
-		second := blockkit.Message{Text: m.Text, Blocks: m.Blocks[half:]}
+		first := blockkit.Message{Text: m.Text, Blocks: m.Blocks[:half], Controls: m.Controls}
+		second := blockkit.Message{Text: m.Text, Blocks: m.Blocks[half:], Controls: m.Controls}
 		if err := b.deliverOne(ctx, channel, threadTS, updateTS, first, replaced); err != nil {
 			return err
 		}

@@ -278,6 +278,7 @@ func (p *progress) update(ctx context.Context, m blockkit.Message) {
 	if ts == "" {
 		return
 	}
+	m = p.b.voiced(ctx, m)
 	opts := []slackapi.MsgOption{slackapi.MsgOptionText(m.Text, false), slackapi.MsgOptionBlocks(m.Blocks...)}
 	if _, _, _, err := p.b.api.UpdateMessageContext(ctx, p.req.channel, ts, opts...); err != nil {
 		p.b.log.Debug("progress update skipped", zap.Error(slackError(err)))
@@ -433,8 +434,9 @@ func (p *progress) render(headline string) blockkit.Message {
 	}
 	stop := slackapi.NewButtonBlockElement(stopAction, stopValue(p.id, p.req.user), slackapi.NewTextBlockObject(slackapi.PlainTextType, "Stop", false, false))
 	stop.Style = slackapi.StyleDanger
-	blocks = append(blocks, slackapi.NewActionBlock("slackbot_progress", stop))
-	return blockkit.Message{Text: lines[0], Blocks: blocks}
+	controls := slackapi.NewActionBlock("slackbot_progress", stop)
+	blocks = append(blocks, controls)
+	return blockkit.Message{Text: lines[0], Blocks: blocks, Controls: []slackapi.Block{controls}}
 }
 
 // escape keeps text from being read as Slack markup.

@@ -62,9 +62,10 @@ func (b *Bot) handle(req request) {
 		return
 	}
 	if b.overQuota(ctx, req) {
-		_, _ = b.api.PostEphemeralContext(withPriority(ctx, prioNote), req.channel, req.user, slackapi.MsgOptionText(b.conf.Quotas.Message, false))
+		_ = b.ephemeral(withPriority(ctx, prioNote), req.channel, req.user, "", b.conf.Quotas.Message)
 		return
 	}
+	ctx = withVoice(ctx, req, a)
 	if strings.TrimSpace(req.text) == "" {
 		req.text = "Hello!"
 	}
@@ -335,7 +336,7 @@ func (b *Bot) stop(ctx context.Context, value, user, channel string) {
 		b.sessions.Add(1)
 		go func() {
 			defer b.sessions.Done()
-			_, _ = b.api.PostEphemeralContext(withPriority(b.work, prioNote), channel, user, slackapi.MsgOptionText(stopRefusal, false))
+			_ = b.ephemeral(withPriority(b.work, prioNote), channel, user, "", stopRefusal)
 		}()
 		return
 	}
@@ -454,7 +455,7 @@ func matchChannel(patterns []string, id, name string) bool {
 
 // reject tells the asker, and only them, that the bot will not answer here.
 func (b *Bot) reject(ctx context.Context, req request) {
-	_, err := b.api.PostEphemeralContext(withPriority(ctx, prioNote), req.channel, req.user, slackapi.MsgOptionText(b.cfg.RejectionMessage, false))
+	err := b.ephemeral(withPriority(ctx, prioNote), req.channel, req.user, "", b.cfg.RejectionMessage)
 	if err != nil {
 		b.log.Debug("rejection not posted", zap.Error(slackError(err)))
 	}
@@ -667,6 +668,9 @@ func (b *Bot) replies(ctx context.Context, channel, ts string) ([]slackapi.Messa
 			return nil, err
 		}
 		read += len(page)
+		for _, m := range page {
+			noteAuthor(ctx, m.User)
+		}
 		out = append(out, page...)
 		if len(out) > keep {
 			out = out[len(out)-keep:]
