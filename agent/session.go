@@ -124,7 +124,7 @@ func (r *Runner) runOne(ctx context.Context, in Input, l *link) (*Result, *hando
 		tree.finish(false, now)
 		return &Result{SessionID: in.SessionID, Report: rep, Err: err, Tree: tree.Snapshot()}, nil
 	}
-	return s.run(ctx)
+	return r.runRecovered(ctx, s)
 }
 
 func (r *Runner) now() time.Time {

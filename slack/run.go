@@ -68,7 +68,7 @@ func (b *Bot) handle(req request) {
 	if strings.TrimSpace(req.text) == "" {
 		req.text = "Hello!"
 	}
-	r := &run{b: b, req: req, agent: a, received: received, id: fmt.Sprintf("%s-%d", strings.ReplaceAll(req.channel+"-"+req.ts, ".", ""), time.Now().UnixNano()%1e6)}
+	r := &run{b: b, req: req, agent: a, received: received, id: newSessionID(req.channel, req.ts)}
 	// A slash command's answer starts a message of its own in the channel
 	// (or the asker's DM when the bot is not in the channel).
 	if req.kind == kindSlash {
@@ -77,6 +77,9 @@ func (b *Bot) handle(req request) {
 			return
 		}
 	}
+	// A session waiting for another replica's lease shows "queued".
+	r.progress = newProgress(b, r.req, r.id)
+	defer r.progress.forget(ctx)
 	unlock, slotted := b.lockThread(ctx, r)
 	defer unlock()
 	// The session can be stopped from the moment its progress message
@@ -99,7 +102,6 @@ func (b *Bot) handle(req request) {
 		delete(b.running, r.id)
 		b.mu.Unlock()
 	}()
-	r.progress = newProgress(b, r.req, r.id)
 	r.progress.begin(ctx)
 	release, ok := b.takeSlot(sctx, r, slotted)
 	if !ok {
@@ -236,7 +238,7 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 		b.storeResult(storeThreads, err) // a Stop that cancelled the call is no failure of the store
 	}
 	history, abandoned := b.history(ctx, r.req, r.progress.messageTS())
-	b.closeAbandoned(ctx, r.req.channel, abandoned)
+	b.closeAbandoned(ctx, r.req.channel, b.withoutLive(ctx, abandoned))
 	history, dropped := agent.TrimHistory(r.agent, history, r.req.text)
 	if dropped > 0 {
 		log.Info("thread history trimmed to the model's window", zap.Int("dropped", dropped))
@@ -350,6 +352,9 @@ func (b *Bot) stop(ctx context.Context, value, user, channel string) {
 		defer b.sessions.Done()
 		sctx, cancel := context.WithTimeout(b.work, b.leaseTTL)
 		defer cancel()
+		if b.settleIfOrphaned(sctx, id) {
+			return // no replica runs it: nothing to stop, its message is settled
+		}
 		err := b.state.Mark(sctx, stopKey(id, user), b.leaseTTL)
 		b.storeResult(storeStops, err)
 		if err != nil {
@@ -508,6 +513,9 @@ func (b *Bot) lockThread(ctx context.Context, r *run) (unlock func(), slotted bo
 	err := b.retryStore(ctx, storeLease, take)
 	if err == nil && !ok {
 		b.log.Info("another replica holds this thread; waiting", zap.String("thread", key))
+		if r.progress != nil {
+			r.progress.beginWith(ctx, queuedHeadline)
+		}
 		t := time.NewTicker(time.Second)
 		var failing time.Time // since when the store has been failing
 		for ctx.Err() == nil && !ok {
