@@ -104,7 +104,7 @@ type Bot struct {
 	cosmetic     context.Context
 	dropCosmetic context.CancelFunc
 	asides       sync.WaitGroup
-	closing  atomic.Bool
+	closing      atomic.Bool
 
 	mu      sync.Mutex
 	running map[string]*run             // by session id, for Stop

@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -237,7 +238,12 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	if err := b.state.Mark(ctx, threadKey(r.req.channel, r.req.threadTS), threadTTL); err == nil || ctx.Err() == nil {
 		b.storeResult(storeThreads, err) // a Stop that cancelled the call is no failure of the store
 	}
-	history, abandoned := b.history(ctx, r.req, r.progress.messageTS())
+	// The session's clock is running: reading the thread counts against
+	// max_session_duration, and cannot take longer.
+	limit := cmp.Or(r.agent.MaxSessionDuration.D(), config.DefaultMaxSessionDuration)
+	hctx, hcancel := context.WithDeadline(ctx, started.Add(limit))
+	history, abandoned := b.history(hctx, r.req, r.progress.messageTS())
+	hcancel()
 	b.closeAbandoned(ctx, r.req.channel, b.withoutLive(ctx, abandoned))
 	history, dropped := agent.TrimHistory(r.agent, history, r.req.text)
 	if dropped > 0 {
@@ -250,7 +256,7 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 		obs = agent.Tee(obs, func(e agent.Event) { b.watch(where, e) })
 	}
 	res := b.runner.Run(ctx, agent.Input{Agent: r.agent, Format: config.FormatSlackBlockKit, History: history,
-		Prompt: r.req.text, Observer: obs, SessionID: r.id})
+		Prompt: r.req.text, Observer: obs, SessionID: r.id, Started: started})
 	b.spend(context.WithoutCancel(ctx), r.req, res.Usage)
 	// No progress update may land after the answer: the updater is
 	// stopped, and waited for, first.
@@ -620,6 +626,7 @@ func (b *Bot) history(ctx context.Context, req request, own string) (turns []llm
 	}
 	var out []llm.Message
 	chars := 0
+	names := b.newNameBook()
 	for i := len(msgs) - 1; i >= 0 && len(out) < b.cfg.History.MaxMessages; i-- {
 		m := msgs[i]
 		if m.BotID != "" && isProgress(m) {
@@ -639,7 +646,7 @@ func (b *Bot) history(ctx context.Context, req request, own string) (turns []llm
 				msg = llm.Message{Role: llm.RoleAssistant, Content: m.Text}
 			}
 		} else {
-			msg = llm.Message{Role: llm.RoleUser, Content: b.userName(ctx, m.User) + ": " + b.resolveMentions(ctx, b.stripMention(m.Text))}
+			msg = llm.Message{Role: llm.RoleUser, Content: names.name(ctx, m.User) + ": " + names.mentions(ctx, b.stripMention(m.Text))}
 		}
 		if chars+len(msg.Content) > b.cfg.History.MaxChars {
 			break
@@ -685,38 +692,6 @@ func (b *Bot) replies(ctx context.Context, channel, ts string) ([]slackapi.Messa
 		cursor = next
 	}
 	return out, nil
-}
-
-// userName is a user's display name, cached; the id when it is unknown.
-func (b *Bot) userName(ctx context.Context, id string) string {
-	b.mu.Lock()
-	name, ok := b.names[id]
-	b.mu.Unlock()
-	if ok {
-		return name
-	}
-	name = id
-	if u, err := b.api.GetUserInfoContext(ctx, id); err == nil {
-		switch {
-		case u.Profile.DisplayName != "":
-			name = u.Profile.DisplayName
-		case u.RealName != "":
-			name = u.RealName
-		case u.Name != "":
-			name = u.Name
-		}
-	}
-	b.mu.Lock()
-	b.names[id] = name
-	b.mu.Unlock()
-	return name
-}
-
-// resolveMentions writes <@U…> mentions as @name.
-func (b *Bot) resolveMentions(ctx context.Context, text string) string {
-	return mentionRe.ReplaceAllStringFunc(text, func(m string) string {
-		return "@" + b.userName(ctx, m[2:len(m)-1])
-	})
 }
 
 // channelName is a channel's name, cached; "" when unknown (DMs).
