@@ -457,7 +457,7 @@ type State struct {
 	SessionRetention Duration `yaml:"session_retention"`
 }
 
-// Bounds and default of state.lease_ttl. Renewal every fourth of the TTL
+// Bounds and default of state.lease_ttl. Renewal every third of the TTL
 // must fit a few store round trips and a retry, hence the floor. The
 // default lets another replica take over a dead one's threads within
 // about 20 s.
