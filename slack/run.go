@@ -48,6 +48,7 @@ func (b *Bot) start(req request) {
 	b.sessions.Add(1)
 	go func() {
 		defer b.sessions.Done()
+		defer b.recovered(b.work, nil) // before a session exists
 		b.handle(req)
 	}()
 }
@@ -70,6 +71,7 @@ func (b *Bot) handle(req request) {
 		req.text = "Hello!"
 	}
 	r := &run{b: b, req: req, agent: a, received: received, id: newSessionID(req.channel, req.ts)}
+	defer b.recovered(ctx, r)
 	// A slash command's answer starts a message of its own in the channel
 	// (or the asker's DM when the bot is not in the channel).
 	if req.kind == kindSlash {
