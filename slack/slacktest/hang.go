@@ -1,11 +1,14 @@
 package slacktest
 
-import "net/http"
+import (
+	"net/http"
+	"time"
+)
 
 // Hang makes the next n calls of method never answer: each waits until
 // its caller gives up (its request is cancelled) or the server closes, as
-// a Slack API call stuck on a dead connection does. It is still counted
-// in Calls, when it ends, with the error "hung".
+// a Slack API call stuck on a dead connection does. It is counted in
+// Calls as it arrives, with the error "hung".
 func (s *Server) Hang(method string, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -22,6 +25,10 @@ func (s *Server) hang(r *http.Request, name string) bool {
 	s.mu.Lock()
 	_, ok := take(s.hangs, name)
 	up := s.hangUp
+	if ok {
+		s.calls = append(s.calls, Call{Method: name, At: time.Now(), Error: "hung"})
+		s.notify()
+	}
 	s.mu.Unlock()
 	if !ok {
 		return false
@@ -30,9 +37,5 @@ func (s *Server) hang(r *http.Request, name string) bool {
 	case <-r.Context().Done():
 	case <-up:
 	}
-	s.mu.Lock()
-	s.calls = append(s.calls, Call{Method: name, Error: "hung"})
-	s.notify()
-	s.mu.Unlock()
 	return true
 }
