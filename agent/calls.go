@@ -39,13 +39,13 @@ func (s *session) runTools(ctx context.Context, calls []llm.ToolCall, final bool
 		// Final reports run in the model's order, so that of two the
 		// first wins; they are quick and touch no tool.
 		if len(calls) == 1 || c.Name == FinalReportTool {
-			results[i] = s.dispatch(ctx, c, s.turnOp, "", room)
+			results[i] = s.dispatchRecovered(ctx, c, s.turnOp, "", room)
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = s.dispatch(ctx, c, s.turnOp, "", room)
+			results[i] = s.dispatchRecovered(ctx, c, s.turnOp, "", room)
 		}()
 	}
 	wg.Wait()
@@ -236,7 +236,7 @@ func (s *session) batch(ctx context.Context, c *llm.ToolCall, op *Op, inBatch bo
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = s.dispatch(ctx, inner, op, c.ID, room/max(len(a.Calls), 1))
+			results[i] = s.dispatchRecovered(ctx, inner, op, c.ID, room/max(len(a.Calls), 1))
 		}()
 	}
 	wg.Wait()

@@ -71,6 +71,10 @@ type Input struct {
 	Observer Observer
 	// SessionID names the session in events and logs ("" makes one up).
 	SessionID string
+	// Started, when set, is when the session's clock started: work the
+	// caller did for it first (reading a Slack thread) counts against
+	// max_session_duration. Zero starts the clock when Run is called.
+	Started time.Time
 
 	// nonce, when set, is the session's final-answer nonce instead of a
 	// random one: the read-grep extraction tells its model the nonce of
@@ -124,7 +128,7 @@ func (r *Runner) runOne(ctx context.Context, in Input, l *link) (*Result, *hando
 		tree.finish(false, now)
 		return &Result{SessionID: in.SessionID, Report: rep, Err: err, Tree: tree.Snapshot()}, nil
 	}
-	return s.run(ctx)
+	return r.runRecovered(ctx, s)
 }
 
 func (r *Runner) now() time.Time {
@@ -269,6 +273,9 @@ func (s *session) run(ctx context.Context) (*Result, *handoff) {
 	start := s.now()
 	limit := s.a.MaxSessionDuration.D()
 	deadline := time.Now().Add(limit)
+	if !s.in.Started.IsZero() {
+		deadline = s.in.Started.Add(limit)
+	}
 	if d, ok := ctx.Deadline(); ok && s.link != nil && d.Before(deadline) {
 		// A sub-session ends with its parent's time for work: it keeps
 		// part of that for its own report, as any session does.

@@ -468,14 +468,26 @@ type State struct {
 	// "slackbot:"): bots with different prefixes share a server without
 	// seeing one another's keys, replicas of one bot share a prefix.
 	RedisPrefix string `yaml:"redis_prefix"`
+	// SessionRetention is how long session records are kept, counted from
+	// each session's start: older ones are deleted (SQLite), expire
+	// (Redis) or are forgotten (memory).
+	SessionRetention Duration `yaml:"session_retention"`
 }
 
 // Bounds and default of state.lease_ttl. Renewal every third of the TTL
-// must fit a few store round trips and a retry, hence the floor.
+// must fit a few store round trips and a retry, hence the floor. The
+// default lets another replica take over a dead one's threads within
+// about 20 s.
 const (
-	DefaultLeaseTTL = 2 * time.Minute
+	DefaultLeaseTTL = 20 * time.Second
 	MinLeaseTTL     = 3 * time.Second
 	MaxLeaseTTL     = time.Hour
+)
+
+// Default and floor of state.session_retention.
+const (
+	DefaultSessionRetention = 90 * 24 * time.Hour
+	MinSessionRetention     = time.Hour
 )
 
 // Quotas bound what each person and each channel may spend on the bot a

@@ -72,6 +72,9 @@ func (c *Config) applyDefaults(w *walker, dir string) {
 	if c.State.LeaseTTL == 0 {
 		c.State.LeaseTTL = Duration(DefaultLeaseTTL)
 	}
+	if c.State.SessionRetention == 0 {
+		c.State.SessionRetention = Duration(DefaultSessionRetention)
+	}
 	if c.State.RedisPrefix == "" {
 		c.State.RedisPrefix = DefaultRedisPrefix
 	}

@@ -79,6 +79,9 @@ func (c *Config) validate(w *walker) {
 	if d := c.State.LeaseTTL.D(); d < MinLeaseTTL || d > MaxLeaseTTL {
 		w.errorf("state.lease_ttl", "%s is out of range; use between %s and %s (default %s)", d, MinLeaseTTL, MaxLeaseTTL, DefaultLeaseTTL)
 	}
+	if d := c.State.SessionRetention.D(); d < MinSessionRetention {
+		w.errorf("state.session_retention", "%s is too short; keep session records at least %s (default %s)", d, MinSessionRetention, DefaultSessionRetention)
+	}
 	if c.State.Backend == "redis" {
 		if c.State.RedisURL == "" {
 			w.errorf("state.backend", "redis needs state.redis_url, e.g. redis_url: ${REDIS_URL} with REDIS_URL=redis://host:6379/0")

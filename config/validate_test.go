@@ -345,7 +345,12 @@ func TestValidationErrors(t *testing.T) {
 		{
 			name:  "a lease shorter than a few store round trips is refused",
 			files: map[string]string{"slackbot.yaml": baseConfig + "state:\n  lease_ttl: 1s\n"},
-			want:  []string{"slackbot.yaml:10: state.lease_ttl: 1s is out of range; use between 3s and 1h0m0s (default 2m0s)"},
+			want:  []string{"slackbot.yaml:10: state.lease_ttl: 1s is out of range; use between 3s and 1h0m0s (default 20s)"},
+		},
+		{
+			name:  "session records kept for less than an hour are refused",
+			files: map[string]string{"slackbot.yaml": baseConfig + "state:\n  session_retention: 10m\n"},
+			want:  []string{"slackbot.yaml:10: state.session_retention: 10m0s is too short; keep session records at least 1h0m0s (default 2160h0m0s)"},
 		},
 		{
 			name:  "the state backend must be known",

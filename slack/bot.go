@@ -97,7 +97,14 @@ type Bot struct {
 	sessions sync.WaitGroup
 	work     context.Context // the sessions' parent; cancelled after the shutdown grace
 	stopWork context.CancelFunc
-	closing  atomic.Bool
+	// cosmetic is the parent of what only decorates a question (reactions,
+	// the assistant status): cancelled as soon as the shutdown begins, so
+	// those calls are dropped, never waited for. asides counts their
+	// goroutines.
+	cosmetic     context.Context
+	dropCosmetic context.CancelFunc
+	asides       sync.WaitGroup
+	closing      atomic.Bool
 
 	mu      sync.Mutex
 	running map[string]*run             // by session id, for Stop
@@ -128,7 +135,7 @@ func New(o Options) (*Bot, error) {
 	b := &Bot{
 		cfg: cfg, conf: o.Config, runner: o.Runner, state: st, log: log, watch: o.Observer,
 		metrics: o.Metrics, tracer: o.Tracer,
-		owner:    fmt.Sprintf("slackbot-%d", time.Now().UnixNano()),
+		owner:    "slackbot-" + randomHex(8),
 		leaseTTL: cmp.Or(o.Config.State.LeaseTTL.D(), config.DefaultLeaseTTL),
 		patience: cmp.Or(o.StorePatience, DefaultStorePatience),
 		slots:    make(chan struct{}, max(cfg.MaxConcurrentSessions, 1)),
@@ -171,6 +178,17 @@ func (b *Bot) Run(ctx context.Context) error {
 
 	b.work, b.stopWork = context.WithCancel(context.WithoutCancel(ctx))
 	defer b.stopWork()
+	b.cosmetic, b.dropCosmetic = context.WithCancel(b.work)
+	defer b.dropCosmetic()
+	// The replica is alive from before its first session until its last
+	// one is over, and settles what dead replicas left meanwhile.
+	b.markAlive(b.work)
+	reapCtx, stopReaping := context.WithCancel(b.work)
+	reaped := make(chan struct{})
+	go func() {
+		defer close(reaped)
+		b.reap(reapCtx)
+	}()
 	sm := socketmode.New(b.api)
 	connCtx, disconnect := context.WithCancel(ctx)
 	defer disconnect()
@@ -187,10 +205,14 @@ func (b *Bot) Run(ctx context.Context) error {
 	}()
 	<-ctx.Done()
 	b.closing.Store(true)
+	b.dropCosmetic()
 	disconnect()
 	loops.Wait()
 	b.connected.Store(false)
 	b.shutdown()
+	stopReaping()
+	<-reaped
+	b.asides.Wait()
 	return nil
 }
 
@@ -227,6 +249,15 @@ func (b *Bot) ReadyCheck() telemetry.Check {
 		}
 		return nil
 	}}
+}
+
+// cosmeticCtx is the context of a call that only decorates a question:
+// the bot's cosmetic context once Run has begun, else ctx.
+func (b *Bot) cosmeticCtx(ctx context.Context) context.Context {
+	if b.cosmetic == nil {
+		return ctx
+	}
+	return b.cosmetic
 }
 
 // shutdown waits for running sessions up to the grace, then stops them.

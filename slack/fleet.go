@@ -8,7 +8,6 @@ import (
 	slackapi "github.com/slack-go/slack"
 	"go.uber.org/zap"
 
-	"github.com/slackbot/slackbot/blockkit"
 	"github.com/slackbot/slackbot/state"
 )
 
@@ -257,9 +256,7 @@ func isProgress(m slackapi.Message) bool {
 // forever.
 func (b *Bot) closeAbandoned(ctx context.Context, channel string, msgs []slackapi.Message) {
 	for _, m := range msgs {
-		note := blockkit.Message{Text: "No answer: the bot stopped while working on this.", Blocks: []slackapi.Block{
-			slackapi.NewSectionBlock(slackapi.NewTextBlockObject(slackapi.MarkdownType, abandonedNote, false, false), nil, nil)}}
-		if _, err := b.send(ctx, channel, "", m.Timestamp, note); err != nil {
+		if _, err := b.send(ctx, channel, "", m.Timestamp, abandonedMessage()); err != nil {
 			b.log.Warn("an abandoned progress message could not be closed", zap.Error(slackError(err)))
 			continue
 		}

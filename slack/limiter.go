@@ -221,7 +221,15 @@ func (l *limiter) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	waited := l.clock.Now().Sub(start)
-	ctx, cancel := detach(req.Context(), l.wire)
+	var ctx context.Context
+	var cancel context.CancelFunc
+	if o.prio == prioCosmetic {
+		// What only decorates may be cut off on the wire too: the
+		// shutdown drops it rather than wait for it.
+		ctx, cancel = context.WithTimeout(req.Context(), l.wire)
+	} else {
+		ctx, cancel = detach(req.Context(), l.wire)
+	}
 	resp, err := l.next.RoundTrip(req.WithContext(ctx))
 	if err != nil {
 		cancel()

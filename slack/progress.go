@@ -38,6 +38,8 @@ type progress struct {
 
 	mu       sync.Mutex
 	ts       string             // the progress message ("" until posted)
+	recorded bool               // the message is recorded in the state store
+	begun    bool               // begin has run (the message may have failed to post)
 	reacted  bool               // an "eyes" reaction marks the question
 	marked   chan struct{}      // closed once the status or reaction call is over; nil before begin
 	unmark   context.CancelFunc // gives up a reaction still waiting for its budget
@@ -76,8 +78,24 @@ func newProgress(b *Bot, req request, id string) *progress {
 // surface allows it, else a reaction, beside the progress message, which
 // does not wait for them.
 func (p *progress) begin(ctx context.Context) {
+	p.beginWith(ctx, "Working on it…")
+}
+
+// queuedHeadline is what a session waiting for its turn shows.
+const queuedHeadline = "Queued: the bot is busy with other questions and will start on this one in a moment."
+
+// beginWith is begin with headline as the message's first words; a
+// progress message already begun is left as it is.
+func (p *progress) beginWith(ctx context.Context, headline string) {
 	b := p.b
-	mctx, cancel := context.WithCancel(withPriority(ctx, prioCosmetic))
+	p.mu.Lock()
+	begun := p.begun
+	p.begun = true
+	p.mu.Unlock()
+	if begun {
+		return
+	}
+	mctx, cancel := context.WithCancel(withPriority(b.cosmeticCtx(ctx), prioCosmetic))
 	marked := make(chan struct{})
 	p.mu.Lock()
 	p.marked, p.unmark = marked, cancel
@@ -97,7 +115,7 @@ func (p *progress) begin(ctx context.Context) {
 			}
 		}
 	})
-	ts, err := b.send(withPriority(ctx, prioFirst), p.req.channel, p.req.threadTS, "", p.render("Working on it…"))
+	ts, err := b.send(withPriority(ctx, prioFirst), p.req.channel, p.req.threadTS, "", p.render(headline))
 	if err != nil {
 		b.log.Warn("progress message not posted", zap.Error(slackError(err)))
 		return
@@ -105,31 +123,28 @@ func (p *progress) begin(ctx context.Context) {
 	p.mu.Lock()
 	p.ts = ts
 	p.mu.Unlock()
+	p.record(ctx, ts)
 }
 
-// aside runs f off the session's path, on a goroutine the bot's shutdown
-// waits for. It is called from a session's goroutine, so the wait group
-// is never at zero here.
+// aside runs f off the session's path, on a goroutine Run waits for
+// before it returns; f's calls use the bot's cosmetic context, which the
+// shutdown cancels at once, so it never holds the shutdown up.
 func (p *progress) aside(f func()) {
-	p.b.sessions.Add(1)
+	p.b.asides.Add(1)
 	go func() {
-		defer p.b.sessions.Done()
+		defer p.b.asides.Done()
 		f()
 	}()
 }
 
 // cosmeticPatience bounds how long taking the reaction off a question may
-// wait for its budget; shutdown cuts it short once the grace is over.
+// wait for its budget; the shutdown drops it at once.
 const cosmeticPatience = 2 * time.Minute
-
-// stoppingRemoval bounds taking a reaction off once the bot has stopped
-// waiting for sessions, so it never holds the shutdown up.
-const stoppingRemoval = 5 * time.Second
 
 // unreact takes the "eyes" reaction off the question, off the session's
 // path: a reaction still waiting for its budget is given up, one on its
-// way is waited for, then removed. Once the bot has stopped waiting for
-// sessions, it is removed only if a token is free at once, and quickly.
+// way is waited for, then removed. Once the bot is shutting down, it is
+// dropped.
 func (p *progress) unreact() {
 	p.mu.Lock()
 	marked, unmark, started := p.marked, p.unmark, p.unmarked
@@ -148,15 +163,10 @@ func (p *progress) unreact() {
 		if !reacted {
 			return
 		}
-		ctx, cancel := context.WithTimeout(withPriority(b.work, prioCosmetic), cosmeticPatience)
+		ctx, cancel := context.WithTimeout(withPriority(b.cosmeticCtx(b.work), prioCosmetic), cosmeticPatience)
 		defer cancel()
-		if b.work.Err() != nil {
-			paid, ok := b.limiter.takeNow(withPriority(context.WithoutCancel(b.work), prioCosmetic), "reactions.remove", p.req.channel, prioCosmetic)
-			if !ok {
-				return
-			}
-			ctx, cancel = context.WithTimeout(paid, stoppingRemoval)
-			defer cancel()
+		if ctx.Err() != nil {
+			return
 		}
 		if err := b.api.RemoveReactionContext(ctx, "eyes", slackapi.NewRefToMessage(p.req.channel, p.req.ts)); err != nil {
 			b.log.Debug("reaction not removed", zap.Error(slackError(err)))
@@ -166,7 +176,7 @@ func (p *progress) unreact() {
 
 // queued says the session waits for a free slot.
 func (p *progress) queued(ctx context.Context) {
-	p.update(withPriority(ctx, prioFirst), p.render("Queued: the bot is busy with other questions and will start on this one in a moment."))
+	p.update(withPriority(ctx, prioFirst), p.render(queuedHeadline))
 }
 
 // start runs the updater until stop. It refreshes a changed message at

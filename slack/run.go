@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -47,6 +48,7 @@ func (b *Bot) start(req request) {
 	b.sessions.Add(1)
 	go func() {
 		defer b.sessions.Done()
+		defer b.recovered(b.work, nil) // before a session exists
 		b.handle(req)
 	}()
 }
@@ -69,7 +71,8 @@ func (b *Bot) handle(req request) {
 	if strings.TrimSpace(req.text) == "" {
 		req.text = "Hello!"
 	}
-	r := &run{b: b, req: req, agent: a, received: received, id: fmt.Sprintf("%s-%d", strings.ReplaceAll(req.channel+"-"+req.ts, ".", ""), time.Now().UnixNano()%1e6)}
+	r := &run{b: b, req: req, agent: a, received: received, id: newSessionID(req.channel, req.ts)}
+	defer b.recovered(ctx, r)
 	// A slash command's answer starts a message of its own in the channel
 	// (or the asker's DM when the bot is not in the channel).
 	if req.kind == kindSlash {
@@ -78,6 +81,9 @@ func (b *Bot) handle(req request) {
 			return
 		}
 	}
+	// A session waiting for another replica's lease shows "queued".
+	r.progress = newProgress(b, r.req, r.id)
+	defer r.progress.forget(ctx)
 	unlock, slotted := b.lockThread(ctx, r)
 	defer unlock()
 	// The session can be stopped from the moment its progress message
@@ -100,7 +106,6 @@ func (b *Bot) handle(req request) {
 		delete(b.running, r.id)
 		b.mu.Unlock()
 	}()
-	r.progress = newProgress(b, r.req, r.id)
 	r.progress.begin(ctx)
 	release, ok := b.takeSlot(sctx, r, slotted)
 	if !ok {
@@ -236,8 +241,13 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	if err := b.state.Mark(ctx, threadKey(r.req.channel, r.req.threadTS), threadTTL); err == nil || ctx.Err() == nil {
 		b.storeResult(storeThreads, err) // a Stop that cancelled the call is no failure of the store
 	}
-	history, abandoned := b.history(ctx, r.req, r.progress.messageTS())
-	b.closeAbandoned(ctx, r.req.channel, abandoned)
+	// The session's clock is running: reading the thread counts against
+	// max_session_duration, and cannot take longer.
+	limit := cmp.Or(r.agent.MaxSessionDuration.D(), config.DefaultMaxSessionDuration)
+	hctx, hcancel := context.WithDeadline(ctx, started.Add(limit))
+	history, abandoned := b.history(hctx, r.req, r.progress.messageTS())
+	hcancel()
+	b.closeAbandoned(ctx, r.req.channel, b.withoutLive(ctx, abandoned))
 	history, dropped := agent.TrimHistory(r.agent, history, r.req.text)
 	if dropped > 0 {
 		log.Info("thread history trimmed to the model's window", zap.Int("dropped", dropped))
@@ -249,7 +259,7 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 		obs = agent.Tee(obs, func(e agent.Event) { b.watch(where, e) })
 	}
 	res := b.runner.Run(ctx, agent.Input{Agent: r.agent, Format: config.FormatSlackBlockKit, History: history,
-		Prompt: r.req.text, Observer: obs, SessionID: r.id})
+		Prompt: r.req.text, Observer: obs, SessionID: r.id, Started: started})
 	b.spend(context.WithoutCancel(ctx), r.req, res.Usage)
 	// No progress update may land after the answer: the updater is
 	// stopped, and waited for, first.
@@ -351,6 +361,9 @@ func (b *Bot) stop(ctx context.Context, value, user, channel string) {
 		defer b.sessions.Done()
 		sctx, cancel := context.WithTimeout(b.work, b.leaseTTL)
 		defer cancel()
+		if b.settleIfOrphaned(sctx, id) {
+			return // no replica runs it: nothing to stop, its message is settled
+		}
 		err := b.state.Mark(sctx, stopKey(id, user), b.leaseTTL)
 		b.storeResult(storeStops, err)
 		if err != nil {
@@ -509,6 +522,9 @@ func (b *Bot) lockThread(ctx context.Context, r *run) (unlock func(), slotted bo
 	err := b.retryStore(ctx, storeLease, take)
 	if err == nil && !ok {
 		b.log.Info("another replica holds this thread; waiting", zap.String("thread", key))
+		if r.progress != nil {
+			r.progress.beginWith(ctx, queuedHeadline)
+		}
 		t := time.NewTicker(time.Second)
 		var failing time.Time // since when the store has been failing
 		for ctx.Err() == nil && !ok {
@@ -613,6 +629,7 @@ func (b *Bot) history(ctx context.Context, req request, own string) (turns []llm
 	}
 	var out []llm.Message
 	chars := 0
+	names := b.newNameBook()
 	for i := len(msgs) - 1; i >= 0 && len(out) < b.cfg.History.MaxMessages; i-- {
 		m := msgs[i]
 		if m.BotID != "" && isProgress(m) {
@@ -632,7 +649,7 @@ func (b *Bot) history(ctx context.Context, req request, own string) (turns []llm
 				msg = llm.Message{Role: llm.RoleAssistant, Content: m.Text}
 			}
 		} else {
-			msg = llm.Message{Role: llm.RoleUser, Content: b.userName(ctx, m.User) + ": " + b.resolveMentions(ctx, b.stripMention(m.Text))}
+			msg = llm.Message{Role: llm.RoleUser, Content: names.name(ctx, m.User) + ": " + names.mentions(ctx, b.stripMention(m.Text))}
 		}
 		if chars+len(msg.Content) > b.cfg.History.MaxChars {
 			break
@@ -681,38 +698,6 @@ func (b *Bot) replies(ctx context.Context, channel, ts string) ([]slackapi.Messa
 		cursor = next
 	}
 	return out, nil
-}
-
-// userName is a user's display name, cached; the id when it is unknown.
-func (b *Bot) userName(ctx context.Context, id string) string {
-	b.mu.Lock()
-	name, ok := b.names[id]
-	b.mu.Unlock()
-	if ok {
-		return name
-	}
-	name = id
-	if u, err := b.api.GetUserInfoContext(ctx, id); err == nil {
-		switch {
-		case u.Profile.DisplayName != "":
-			name = u.Profile.DisplayName
-		case u.RealName != "":
-			name = u.RealName
-		case u.Name != "":
-			name = u.Name
-		}
-	}
-	b.mu.Lock()
-	b.names[id] = name
-	b.mu.Unlock()
-	return name
-}
-
-// resolveMentions writes <@U…> mentions as @name.
-func (b *Bot) resolveMentions(ctx context.Context, text string) string {
-	return mentionRe.ReplaceAllStringFunc(text, func(m string) string {
-		return "@" + b.userName(ctx, m[2:len(m)-1])
-	})
 }
 
 // channelName is a channel's name, cached; "" when unknown (DMs).

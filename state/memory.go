@@ -15,15 +15,17 @@ import (
 // store is used, so they do not grow past what is live; session records
 // are kept for the life of the process.
 type Memory struct {
-	mu       sync.Mutex
-	items    map[string]item
-	slots    map[string]map[string]time.Time // name → holder → expiry
-	counters map[string]counter
-	buckets  map[string]memBucket
-	sessions map[string]SessionRecord
-	now      func() time.Time
-	ops      int
-	closed   atomic.Bool
+	mu        sync.Mutex
+	items     map[string]item
+	slots     map[string]map[string]time.Time // name → holder → expiry
+	counters  map[string]counter
+	buckets   map[string]memBucket
+	sessions  map[string]SessionRecord
+	progress  map[string]Progress // by session
+	retention retention
+	now       func() time.Time
+	ops       int
+	closed    atomic.Bool
 }
 
 type counter struct {
@@ -255,6 +257,7 @@ func (m *Memory) PutSession(_ context.Context, r SessionRecord) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sessions[r.ID] = r
+	m.forgetOld(m.now())
 	return nil
 }
 
@@ -263,6 +266,9 @@ func (m *Memory) Session(_ context.Context, id string) (SessionRecord, bool, err
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, ok := m.sessions[id]
+	if ok && m.retention.old(r.Started, m.now()) {
+		return SessionRecord{}, false, nil
+	}
 	return r, ok, nil
 }
 
@@ -271,8 +277,9 @@ func (m *Memory) Session(_ context.Context, id string) (SessionRecord, bool, err
 func (m *Memory) Sessions(_ context.Context, f SessionFilter) ([]SessionRecord, error) {
 	m.mu.Lock()
 	out := make([]SessionRecord, 0, len(m.sessions))
+	now := m.now()
 	for _, r := range m.sessions {
-		if (f.User == "" || r.User == f.User) &&
+		if !m.retention.old(r.Started, now) && (f.User == "" || r.User == f.User) &&
 			(f.Channel == "" || r.Channel == f.Channel) &&
 			!r.Started.Before(f.Since) {
 			out = append(out, r)

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -13,8 +14,24 @@ import (
 const DefaultPath = "var/slackbot.db"
 
 // Open returns the Store cfg.Backend names: "memory", "sqlite" (the
-// default, at cfg.Path or DefaultPath) or "redis" (at cfg.RedisURL).
+// default, at cfg.Path or DefaultPath) or "redis" (at cfg.RedisURL),
+// keeping session records for cfg.SessionRetention (for good when 0).
 func Open(cfg config.State) (Store, error) {
+	s, err := open(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if r, ok := s.(Retainer); ok && cfg.SessionRetention > 0 {
+		if err := r.SetRetention(context.Background(), cfg.SessionRetention.D()); err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// open opens the backend cfg names.
+func open(cfg config.State) (Store, error) {
 	switch cfg.Backend {
 	case "memory":
 		return NewMemory(), nil

@@ -26,6 +26,8 @@ import (
 type Redis struct {
 	client *redis.Client
 	prefix string
+	// retention is how long session records are kept (SetRetention).
+	retention retention
 }
 
 // DefaultRedisPrefix starts every key the bot writes when no prefix is

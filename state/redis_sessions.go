@@ -24,7 +24,11 @@ import (
 // and the user and channel indexes named by the old record; the new
 // member ARGV[1] joins KEYS[2], KEYS[3] (the user's, "" when none) and
 // KEYS[4] (the channel's, "" when none). ARGV[2] and ARGV[3] are the
-// prefixes of user and channel index keys, ARGV[4:] the hash's
+// prefixes of user and channel index keys. With a retention, ARGV[4] is
+// when the record expires (Unix ms, "" for never), ARGV[5] the member
+// bound past which the indexes written to hold only older records ("" for
+// none) and ARGV[6] the retention in ms, after which an index nobody
+// writes to is gone as its records are. ARGV[7:] are the hash's
 // field-value pairs.
 var putSessionScript = redis.NewScript(`
 local old = redis.call('HMGET', KEYS[1], 'user', 'channel', 'index')
@@ -34,10 +38,15 @@ if old[3] then
   if old[2] and old[2] ~= '' then redis.call('ZREM', ARGV[3] .. old[2], old[3]) end
 end
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], unpack(ARGV, 4))
-redis.call('ZADD', KEYS[2], 0, ARGV[1])
-if KEYS[3] ~= '' then redis.call('ZADD', KEYS[3], 0, ARGV[1]) end
-if KEYS[4] ~= '' then redis.call('ZADD', KEYS[4], 0, ARGV[1]) end
+redis.call('HSET', KEYS[1], unpack(ARGV, 7))
+if ARGV[4] ~= '' then redis.call('PEXPIREAT', KEYS[1], ARGV[4]) end
+for i = 2, 4 do
+  if KEYS[i] ~= '' then
+    redis.call('ZADD', KEYS[i], 0, ARGV[1])
+    if ARGV[5] ~= '' then redis.call('ZREMRANGEBYLEX', KEYS[i], '(' .. ARGV[5], '+') end
+    if i > 2 and ARGV[6] ~= '' then redis.call('PEXPIRE', KEYS[i], ARGV[6]) end
+  end
+end
 return 1`)
 
 // indexTime is the start time part of an index member: seconds and
@@ -90,6 +99,7 @@ func (r *Redis) PutSession(ctx context.Context, s SessionRecord) error {
 	userPrefix, channelPrefix := r.indexPrefixes()
 	member := indexMember(s)
 	args := []any{member, userPrefix, channelPrefix}
+	args = append(args, r.retentionArgs(s.Started)...)
 	args = append(args, sessionFields(s)...)
 	args = append(args, "index", member)
 	keys := []string{r.sessionKey(s.ID), r.sessionsKey(), userKey, channelKey}
@@ -97,6 +107,23 @@ func (r *Redis) PutSession(ctx context.Context, s SessionRecord) error {
 		return fmt.Errorf("state: put session %q: %w", s.ID, err)
 	}
 	return nil
+}
+
+// retentionArgs are putSessionScript's ARGV[4:7] for a record started at
+// started: its expiry, the index bound and the retention, "" where there
+// is none.
+func (r *Redis) retentionArgs(started time.Time) []any {
+	cut, ok := r.retention.cutoff(time.Now())
+	if !ok {
+		return []any{"", "", ""}
+	}
+	keep := started.Sub(cut) // how long the record has left
+	expires := ""
+	if !started.IsZero() {
+		expires = strconv.FormatInt(time.Now().Add(keep).UnixMilli(), 10)
+	}
+	// ";" sorts just after ":": members of records started at cut stay.
+	return []any{expires, indexTime(cut) + ";", strconv.FormatInt(r.retention.d.Load()/int64(time.Millisecond), 10)}
 }
 
 // Session implements Store.

@@ -27,6 +27,9 @@ type SQLite struct {
 	w, r *sql.DB
 	now  func() time.Time
 	ops  atomic.Int64
+	// retention bounds how long session records are kept; each record
+	// written deletes those past it.
+	retention retention
 }
 
 // busyTimeout is how long a statement waits for another process's write
@@ -113,7 +116,7 @@ func NewSQLite(path string) (*SQLite, error) {
 	}
 	w.SetMaxOpenConns(1)
 	w.SetConnMaxIdleTime(0) // keep the one connection: reopening re-runs the pragmas
-	if _, err := w.Exec(schema); err != nil {
+	if _, err := w.Exec(schema + progressSchema); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("state: sqlite %s: creating the schema: %w", path, err)
 	}
@@ -305,7 +308,13 @@ func (s *SQLite) PutSession(ctx context.Context, r SessionRecord) error {
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.User, r.Channel, r.ThreadTS, r.Agent, r.Status, r.Turns, r.ToolCalls,
 		r.InputTokens, r.OutputTokens, r.CostUSD, started, int64(r.Duration), r.Report, encodeFeedback(r.Feedback))
-	return err
+	if err != nil {
+		return err
+	}
+	// A failed sweep is tried again with the next record; the record
+	// itself was written.
+	_ = s.deleteOld(ctx)
+	return nil
 }
 
 // scanSession reads one row of sessionColumns.

@@ -70,6 +70,15 @@ type Store interface {
 	// ErrNoSession when there is no session id.
 	SetFeedback(ctx context.Context, id string, f Feedback) error
 
+	// PutProgress records a live progress message, replacing the record
+	// of its session.
+	PutProgress(ctx context.Context, p Progress) error
+	// DropProgress forgets session's progress message; forgetting one not
+	// recorded is not an error.
+	DropProgress(ctx context.Context, session string) error
+	// Progresses returns every recorded progress message, by session.
+	Progresses(ctx context.Context) ([]Progress, error)
+
 	// Ping reports whether the store answers, as cheaply as it can: the
 	// readiness check calls it every few seconds. It fails once the store
 	// is closed.

@@ -111,6 +111,8 @@ type Server struct {
 	rateLimits map[string]*injection
 	buckets    map[string]bucket // the enforced RateLimits
 	failures   map[string]*injection
+	hangs      map[string]*injection // Hang; nil until used
+	hangUp     chan struct{}         // closed by Close: hung calls end
 	ephemerals []Ephemeral
 	reactions  []Reaction
 	statuses   []Status
@@ -172,6 +174,9 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.hangUp != nil {
+		close(s.hangUp)
+	}
 	for _, e := range s.envelopes {
 		if e.timer != nil {
 			e.timer.Stop()

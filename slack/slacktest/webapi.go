@@ -85,6 +85,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, name string) {
 		token = strings.TrimPrefix(h, "Bearer ")
 	}
 	p.Del("token")
+	if s.hang(r, name) {
+		return
+	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()

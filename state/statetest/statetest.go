@@ -45,6 +45,8 @@ func Run(t *testing.T, open func(t *testing.T) state.Store) {
 		{"counters", counterTests},
 		{"buckets", bucketTests},
 		{"sessions", sessionTests},
+		{"progress", progressTests},
+		{"retention", retentionTests},
 		{"health", healthTests},
 	}
 	for _, g := range groups {

@@ -1,0 +1,245 @@
+package slack
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strings"
+	"time"
+
+	slackapi "github.com/slack-go/slack"
+	"go.uber.org/zap"
+
+	"github.com/slackbot/slackbot/blockkit"
+	"github.com/slackbot/slackbot/state"
+)
+
+// A progress message must not say "working" after its session is gone,
+// however the session went: SIGKILL, OOM, a lost host. Every progress
+// message is recorded in the state store with the replica that owns it
+// (state.Progress), and forgotten when its session concludes. Each
+// replica marks itself alive in the store every third of state.lease_ttl,
+// for one lease_ttl; at start-up and every half lease_ttl it settles the
+// recorded messages of replicas no longer alive — the abandoned note in
+// place of the message and its Stop button — and forgets them. A Stop
+// click on a session no replica runs settles its message at once.
+//
+// A replica that cannot reach the store for longer than lease_ttl looks
+// dead to the others, which then settle its messages; its sessions still
+// answer, and the answer replaces the settled message as it would the
+// progress.
+
+// storeProgress names the calls about progress records in the failure log.
+const storeProgress = "progress records"
+
+// progressCallTimeout bounds one store call about progress records: they
+// decorate a session and must not hold it up.
+const progressCallTimeout = 2 * time.Second
+
+// randomHex is n random bytes written in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b)
+}
+
+// newSessionID names a session: where it answers, for a person reading
+// logs, and 64 random bits, so that no two sessions share an id — two
+// slash commands in one channel have no ts to tell them apart.
+func newSessionID(channel, ts string) string {
+	where := strings.ReplaceAll(channel+"-"+ts, ".", "")
+	return strings.TrimSuffix(where, "-") + "-" + randomHex(8)
+}
+
+// aliveKey names a replica's liveness mark in the state store.
+func aliveKey(owner string) string { return "replica:" + owner }
+
+// markAlive says in the store that this replica is alive, for one lease.
+func (b *Bot) markAlive(ctx context.Context) {
+	mctx, cancel := context.WithTimeout(ctx, progressCallTimeout)
+	defer cancel()
+	err := b.state.Mark(mctx, aliveKey(b.owner), b.leaseTTL)
+	if err == nil || ctx.Err() == nil {
+		b.storeResult(storeProgress, err)
+	}
+}
+
+// reap keeps this replica marked alive and settles the progress messages
+// of replicas that are not, at once and every half lease_ttl, until ctx
+// ends.
+func (b *Bot) reap(ctx context.Context) {
+	alive := time.NewTicker(b.leaseTTL / 3)
+	defer alive.Stop()
+	sweep := time.NewTicker(b.leaseTTL / 2)
+	defer sweep.Stop()
+	b.sweepOrphans(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-alive.C:
+			b.markAlive(ctx)
+		case <-sweep.C:
+			b.sweepOrphans(ctx)
+		}
+	}
+}
+
+// sweepOrphans settles every recorded progress message whose replica is
+// not alive.
+func (b *Bot) sweepOrphans(ctx context.Context) {
+	lctx, cancel := context.WithTimeout(ctx, progressCallTimeout)
+	list, err := b.state.Progresses(lctx)
+	cancel()
+	if ctx.Err() != nil {
+		return
+	}
+	b.storeResult(storeProgress, err)
+	if err != nil {
+		return
+	}
+	dead := map[string]bool{}
+	for _, p := range list {
+		if p.Owner == b.owner {
+			continue
+		}
+		gone, known := dead[p.Owner]
+		if !known {
+			var ok bool
+			if gone, ok = b.ownerGone(ctx, p.Owner); !ok {
+				return // the store stopped answering: tried again at the next sweep
+			}
+			dead[p.Owner] = gone
+		}
+		if gone {
+			b.settleOrphan(ctx, p)
+		}
+	}
+}
+
+// ownerGone reports whether the replica owner is no longer alive; ok is
+// false when the store could not tell.
+func (b *Bot) ownerGone(ctx context.Context, owner string) (gone, ok bool) {
+	if owner == b.owner {
+		return false, true
+	}
+	mctx, cancel := context.WithTimeout(ctx, progressCallTimeout)
+	defer cancel()
+	alive, err := b.state.Marked(mctx, aliveKey(owner))
+	if ctx.Err() != nil {
+		return false, false
+	}
+	b.storeResult(storeProgress, err)
+	return !alive, err == nil
+}
+
+// settleOrphan replaces the progress message of a session whose replica
+// is gone with the abandoned note, and forgets its record. A message
+// Slack will no longer edit (deleted, its channel archived) is forgotten
+// too; one that could not be edited for now is tried again at the next
+// sweep.
+func (b *Bot) settleOrphan(ctx context.Context, p state.Progress) {
+	sctx, cancel := context.WithTimeout(withPriority(ctx, prioSettle), concludeEdit)
+	_, err := b.send(sctx, p.Channel, "", p.TS, abandonedMessage())
+	cancel()
+	if err != nil && !isSlackErr(err, "message_not_found", "channel_not_found", "is_archived", "cant_update_message") {
+		b.log.Warn("the progress message of a replica that died could not be settled", zap.String("session", p.Session),
+			zap.Error(slackError(err)))
+		return
+	}
+	b.log.Info("settled the progress message of a replica that died", zap.String("session", p.Session),
+		zap.String("channel", p.Channel), zap.String("ts", p.TS))
+	dctx, cancel := context.WithTimeout(ctx, progressCallTimeout)
+	defer cancel()
+	b.storeResult(storeProgress, b.state.DropProgress(dctx, p.Session))
+}
+
+// abandonedMessage replaces a progress message whose session died.
+func abandonedMessage() blockkit.Message {
+	return blockkit.Message{Text: "No answer: the bot stopped while working on this.", Blocks: []slackapi.Block{
+		slackapi.NewSectionBlock(slackapi.NewTextBlockObject(slackapi.MarkdownType, abandonedNote, false, false), nil, nil)}}
+}
+
+// settleIfOrphaned settles the progress message of session id, clicked
+// Stop on here while no session of that id runs here, when its record
+// names a replica that is no longer alive. It reports whether it did.
+func (b *Bot) settleIfOrphaned(ctx context.Context, id string) bool {
+	lctx, cancel := context.WithTimeout(ctx, progressCallTimeout)
+	list, err := b.state.Progresses(lctx)
+	cancel()
+	b.storeResult(storeProgress, err)
+	if err != nil {
+		return false
+	}
+	for _, p := range list {
+		if p.Session != id {
+			continue
+		}
+		if gone, ok := b.ownerGone(ctx, p.Owner); ok && gone {
+			b.settleOrphan(ctx, p)
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// record notes the posted progress message in the store, with this
+// replica as its owner.
+func (p *progress) record(ctx context.Context, ts string) {
+	b := p.b
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), progressCallTimeout)
+	defer cancel()
+	err := b.state.PutProgress(rctx, state.Progress{Session: p.id, Channel: p.req.channel, TS: ts, Owner: b.owner})
+	b.storeResult(storeProgress, err)
+	p.mu.Lock()
+	p.recorded = err == nil
+	p.mu.Unlock()
+}
+
+// forget drops the progress message's record once its session has
+// concluded, whatever the ending.
+func (p *progress) forget(ctx context.Context) {
+	p.mu.Lock()
+	recorded := p.recorded
+	p.recorded = false
+	p.mu.Unlock()
+	if !recorded {
+		return
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), progressCallTimeout)
+	defer cancel()
+	p.b.storeResult(storeProgress, p.b.state.DropProgress(fctx, p.id))
+}
+
+// withoutLive leaves out of msgs, progress messages of a thread other than
+// the caller's own, those of sessions still alive: recorded, and owned by
+// a replica that is alive (a follow-up queued behind the lease). Without a
+// store to ask, every one is taken as abandoned.
+func (b *Bot) withoutLive(ctx context.Context, msgs []slackapi.Message) []slackapi.Message {
+	if len(msgs) == 0 {
+		return msgs
+	}
+	lctx, cancel := context.WithTimeout(ctx, progressCallTimeout)
+	list, err := b.state.Progresses(lctx)
+	cancel()
+	b.storeResult(storeProgress, err)
+	if err != nil {
+		return msgs
+	}
+	owners := map[string]string{} // ts → owner
+	for _, p := range list {
+		owners[p.TS] = p.Owner
+	}
+	var out []slackapi.Message
+	for _, m := range msgs {
+		owner, recorded := owners[m.Timestamp]
+		if recorded {
+			if gone, ok := b.ownerGone(ctx, owner); ok && !gone {
+				continue
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
