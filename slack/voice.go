@@ -60,11 +60,14 @@ func noteAuthor(ctx context.Context, user string) {
 
 // voicePolicy is the policy of the messages posted with ctx.
 func (b *Bot) voicePolicy(ctx context.Context) blockkit.VoicePolicy {
+	// A message naming many strangers costs at most one session's worth
+	// of lookups, and none after one ran out of time.
+	book := b.newNameBook()
 	p := blockkit.VoicePolicy{TrustedHosts: b.cfg.TrustedHosts, ReservedActionIDs: reservedActions,
 		Name: func(id string) string {
 			nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), nameWait)
 			defer cancel()
-			return b.userName(nctx, id)
+			return book.name(nctx, id)
 		}}
 	v, _ := ctx.Value(voiceKey{}).(*voice)
 	if v == nil || v.agent == nil {

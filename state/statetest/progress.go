@@ -101,11 +101,8 @@ func sessionOf(s state.Store, id string) (bool, error) {
 	return found, err
 }
 
-// retainer is s, or the store the suite's wrapper holds, as a Retainer.
+// retainer is s as a Retainer.
 func retainer(s state.Store) (state.Retainer, bool) {
-	if c, ok := s.(*closeOnce); ok {
-		s = c.Store
-	}
 	r, ok := s.(state.Retainer)
 	return r, ok
 }
