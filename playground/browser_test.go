@@ -45,6 +45,14 @@ func chromium(t *testing.T) string {
 // newBrowser opens a tab at the page, 1440×900 like a laptop.
 func newBrowser(t *testing.T, url string) *browser {
 	t.Helper()
+	b := newTab(t)
+	b.run("open the page", chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`[data-testid="composer"]`)))
+	return b
+}
+
+// newTab opens a blank tab, 1440×900 like a laptop.
+func newTab(t *testing.T) *browser {
+	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)), chromedp.WindowSize(1440, 900))
 	if os.Geteuid() == 0 {
 		opts = append(opts, chromedp.NoSandbox)
@@ -72,7 +80,6 @@ func newBrowser(t *testing.T, url string) *browser {
 		cancelAlloc()
 		reading.Wait()
 	})
-	b.run("open the page", chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`[data-testid="composer"]`)))
 	return b
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -161,7 +162,9 @@ func TestTheSetupNoticeSaysWhatToSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := httptest.NewRecorder()
-	pg.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	req := httptest.NewRequest("GET", "/", nil)
+	req.Host = "127.0.0.1:3000"
+	pg.Handler().ServeHTTP(rec, req)
 	if !strings.Contains(rec.Body.String(), `data-testid="setup-notice"`) || !strings.Contains(rec.Body.String(), "set OPENAI_API_KEY") {
 		t.Fatalf("no setup notice in the page:\n%s", rec.Body.String())
 	}
@@ -204,9 +207,16 @@ func get(t *testing.T, url string) string {
 	return string(b)
 }
 
+// post sends body as the page's script does: JSON, with the page's token.
 func post(t *testing.T, url, body string, want int) string {
 	t.Helper()
-	res, err := http.Post(url, "application/json", strings.NewReader(body))
+	req, err := http.NewRequest("POST", url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Playground-Token", tokenOf(t, url))
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,10 +234,29 @@ type sse struct {
 	data map[string]string
 }
 
-// stream reads the events of url until ctx ends.
-func stream(ctx context.Context, t *testing.T, url string) <-chan sse {
+// tokenOf is the token the page at any address of the playground carries,
+// as the page's script reads it.
+func tokenOf(t *testing.T, address string) string {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	u, err := url.Parse(address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return attrAfter(t, get(t, u.Scheme+"://"+u.Host+"/"), `name="playground-token"`, `content="`)
+}
+
+// stream reads the events of address until ctx ends, with the page's
+// token, as the page's script opens them.
+func stream(ctx context.Context, t *testing.T, address string) <-chan sse {
+	t.Helper()
+	u, err := url.Parse(address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("token", tokenOf(t, address))
+	u.RawQuery = q.Encode()
+	req, _ := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@
 package playground
 
 import (
+	"crypto/rand"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -62,6 +63,7 @@ type Playground struct {
 	sessions *sessions
 	drawer   bkhtml.Options // draws messages, naming the page's people
 	dm       string         // the DM channel between the person and the bot
+	token    string         // 128 random bits in the page; what drives the bot must carry them
 }
 
 // New prepares the emulator's workspace (#general, the person, the DM with
@@ -79,7 +81,7 @@ func New(o Options) (*Playground, error) {
 	o.Server.AddChannel(General, "general", true)
 	o.Server.AddUser(User, userName)
 	p := &Playground{srv: o.Server, slash: o.SlashCommand, setup: o.Setup, log: o.Log,
-		sessions: newSessions(), dm: "D" + User}
+		sessions: newSessions(), dm: "D" + User, token: rand.Text()}
 	p.drawer = bkhtml.Options{UserName: p.userName, ChannelName: channelName}
 	return p, nil
 }
@@ -89,7 +91,7 @@ func New(o Options) (*Playground, error) {
 func (p *Playground) Observe(t slack.Thread, e agent.Event) { p.sessions.observe(t, e) }
 
 // Handler serves the page, its assets, the event stream and the endpoints
-// the page posts to.
+// the page posts to, to the page alone (see guard).
 func (p *Playground) Handler() http.Handler {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(web, "web/static")
@@ -99,7 +101,7 @@ func (p *Playground) Handler() http.Handler {
 	mux.HandleFunc("GET /events", p.events)
 	mux.HandleFunc("POST /send", p.send)
 	mux.HandleFunc("POST /click", p.click)
-	return mux
+	return p.guard(mux)
 }
 
 // Listen opens addr for the page. An address other than loopback shows the

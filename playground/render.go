@@ -41,9 +41,10 @@ func (p *Playground) page(w http.ResponseWriter, r *http.Request) {
 		placeholder = "Message slackbot"
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store") // it holds the token
 	err := pages.ExecuteTemplate(w, "page.html", map[string]any{
 		"Channels": chans, "Channel": current, "Title": title, "Placeholder": placeholder,
-		"Setup": p.setup, "Slash": p.slash,
+		"Setup": p.setup, "Slash": p.slash, "Token": p.token,
 	})
 	if err != nil {
 		p.log.Warn("drawing the page")

@@ -50,7 +50,16 @@ func TestDevServesThePageAndTheBotAnswersThroughIt(t *testing.T) {
 	if !strings.Contains(string(page), `data-testid="composer"`) || strings.Contains(string(page), "setup-notice") {
 		t.Fatalf("the page is not the playground, or asks for a key it has:\n%s", page)
 	}
-	res, err = http.Post(url+"send", "application/json", strings.NewReader(`{"channel":"C0GENERAL","text":"@slackbot hi"}`))
+	// The token lives in the page alone: not in the address printed, not
+	// in a log line.
+	token := regexp.MustCompile(`name="playground-token" content="([^"]+)"`).FindStringSubmatch(string(page))
+	if token == nil {
+		t.Fatalf("the page carries no token:\n%s", page)
+	}
+	req, _ := http.NewRequest("POST", url+"send", strings.NewReader(`{"channel":"C0GENERAL","text":"@slackbot hi"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Playground-Token", token[1])
+	res, err = http.DefaultClient.Do(req)
 	if err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("send: %v %v", err, res)
 	}
@@ -66,6 +75,9 @@ func TestDevServesThePageAndTheBotAnswersThroughIt(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("dev did not stop")
+	}
+	if strings.Contains(string(line[:n]), token[1]) || strings.Contains(stderr.String(), token[1]) {
+		t.Errorf("the page's token was printed or logged:\n%s\n%s", line[:n], stderr.String())
 	}
 }
 

@@ -4,6 +4,9 @@
 (() => {
   "use strict";
   const channel = document.body.dataset.channel;
+  // The server answers only requests that carry the token it put in the
+  // page: another site can neither read the page nor guess it.
+  const token = document.querySelector('meta[name="playground-token"]').content;
   const list = document.querySelector('[data-testid="messages"]');
   const pane = document.querySelector('[data-testid="thread-pane"]');
   const threadList = document.querySelector('[data-testid="thread-messages"]');
@@ -36,7 +39,7 @@
 
   function connect() {
     if (stream) stream.close();
-    let url = "/events?c=" + encodeURIComponent(channel);
+    let url = "/events?token=" + encodeURIComponent(token) + "&c=" + encodeURIComponent(channel);
     if (thread) url += "&thread=" + encodeURIComponent(thread);
     stream = new EventSource(url);
     stream.addEventListener("reset", () => {
@@ -69,7 +72,7 @@
   async function post(path, body) {
     const res = await fetch(path, {
       method: "POST",
-      headers: { "Content-Type": "application/json" },
+      headers: { "Content-Type": "application/json", "X-Playground-Token": token },
       body: JSON.stringify(body),
     });
     if (!res.ok) throw new Error(path + ": " + res.status + " " + (await res.text()));
