@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -37,6 +36,8 @@ type run struct {
 	// its unlock then gives back the session's slot with the lease.
 	leased   bool
 	progress *progress
+	// admission is what the question holds from admission to its end.
+	admission *admission
 }
 
 // start checks a request and runs its session on a goroutine of its own.
@@ -55,20 +56,25 @@ func (b *Bot) handle(req request) {
 	received := time.Now()
 	ctx := b.work
 	log := b.log.With(zap.String("kind", req.kind), zap.String("channel", req.channel), zap.String("user", req.user))
+	if !b.ownOrg(ctx, req.user, req.team, req.enterprise) {
+		b.refuseForeign(ctx, req.channel, req.user)
+		return
+	}
 	a, why := b.route(ctx, req)
 	if a == nil {
 		log.Info("request refused", zap.String("why", why))
 		b.reject(ctx, req)
 		return
 	}
-	if b.overQuota(ctx, req) {
-		_, _ = b.api.PostEphemeralContext(withPriority(ctx, prioNote), req.channel, req.user, slackapi.MsgOptionText(b.conf.Quotas.Message, false))
+	adm, ok := b.admit(ctx, req, a)
+	if !ok {
 		return
 	}
+	defer adm.release()
 	if strings.TrimSpace(req.text) == "" {
 		req.text = "Hello!"
 	}
-	r := &run{b: b, req: req, agent: a, received: received, id: fmt.Sprintf("%s-%d", strings.ReplaceAll(req.channel+"-"+req.ts, ".", ""), time.Now().UnixNano()%1e6)}
+	r := &run{b: b, req: req, agent: a, admission: adm, received: received, id: fmt.Sprintf("%s-%d", strings.ReplaceAll(req.channel+"-"+req.ts, ".", ""), time.Now().UnixNano()%1e6)}
 	// A slash command's answer starts a message of its own in the channel
 	// (or the asker's DM when the bot is not in the channel).
 	if req.kind == kindSlash {
@@ -112,6 +118,7 @@ func (b *Bot) handle(req request) {
 		return
 	}
 	defer release()
+	adm.running()
 	r.execute(sctx, log)
 }
 
@@ -249,7 +256,7 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	}
 	res := b.runner.Run(ctx, agent.Input{Agent: r.agent, Format: config.FormatSlackBlockKit, History: history,
 		Prompt: r.req.text, Observer: obs, SessionID: r.id})
-	b.spend(context.WithoutCancel(ctx), r.req, res.Usage)
+	r.admission.spend(context.WithoutCancel(ctx), res.Usage)
 	// No progress update may land after the answer: the updater is
 	// stopped, and waited for, first.
 	r.progress.stop()
@@ -414,7 +421,10 @@ func (b *Bot) route(ctx context.Context, req request) (*config.Agent, string) {
 	if len(b.cfg.Allow.Users) > 0 && !slices.Contains(b.cfg.Allow.Users, req.user) {
 		return nil, "user not in slack.allow.users"
 	}
-	name := b.channelName(ctx, req.channel)
+	name, known := b.channelName(ctx, req.channel)
+	if !known && byName(b.cfg.Routing.Deny) {
+		return nil, "channel name unknown while slack.routing.deny has rules by name"
+	}
 	if len(b.cfg.Allow.Channels) > 0 && !matchChannel(b.cfg.Allow.Channels, req.channel, name) {
 		return nil, "channel not in slack.allow.channels"
 	}
@@ -433,23 +443,6 @@ func (b *Bot) route(ctx context.Context, req request) (*config.Agent, string) {
 		return nil, err.Error()
 	}
 	return a, ""
-}
-
-// matchChannel reports whether a channel, by id or by name, matches one of
-// the patterns ("C0123", "support-*", "#support-*").
-func matchChannel(patterns []string, id, name string) bool {
-	for _, p := range patterns {
-		p = strings.TrimPrefix(p, "#")
-		if p == id {
-			return true
-		}
-		if name != "" {
-			if ok, _ := path.Match(p, name); ok {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // reject tells the asker, and only them, that the bot will not answer here.
@@ -709,24 +702,6 @@ func (b *Bot) resolveMentions(ctx context.Context, text string) string {
 	return mentionRe.ReplaceAllStringFunc(text, func(m string) string {
 		return "@" + b.userName(ctx, m[2:len(m)-1])
 	})
-}
-
-// channelName is a channel's name, cached; "" when unknown (DMs).
-func (b *Bot) channelName(ctx context.Context, id string) string {
-	b.mu.Lock()
-	ch, ok := b.chans[id]
-	b.mu.Unlock()
-	if ok {
-		return ch.Name
-	}
-	info, err := b.api.GetConversationInfoContext(ctx, &slackapi.GetConversationInfoInput{ChannelID: id})
-	if err != nil {
-		return ""
-	}
-	b.mu.Lock()
-	b.chans[id] = *info
-	b.mu.Unlock()
-	return info.Name
 }
 
 // openSlashThread posts the message a slash command's answer hangs under —
