@@ -8,7 +8,7 @@ import (
 )
 
 const (
-	stranger      = "U0EVE"    // a person of another organisation
+	stranger      = "U0EVE"     // a person of another organisation
 	strangersTeam = "T0OTHERCO" // their workspace
 	// foreignRefusal is what the bot tells a person of another organisation.
 	foreignRefusal = "Sorry, I can only help people of this workspace's organisation."
