@@ -47,6 +47,7 @@ func TestADenyRuleByNameFollowsTheNameThroughRenames(t *testing.T) {
 func TestAChannelCreatedUnderADeniedNameIsDenied(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, func(c *config.Config, _ *agent.Runner) { c.Slack.Routing.Deny = []string{"#secret-*"} })
+	w.waitFor("the channel list to be read", func() bool { return len(w.srv.Calls("conversations.list")) > 0 })
 	w.srv.CreateChannel("C0NEW", "secret-plans", asker)
 	// conversations.info now fails for it, so only the created event can
 	// have named it.
@@ -54,6 +55,9 @@ func TestAChannelCreatedUnderADeniedNameIsDenied(t *testing.T) {
 	w.srv.AddChannel("C0NEW", "secret-plans", true) // the bot is invited
 	w.srv.Mention("C0NEW", asker, "what are the plans?")
 	w.waitFor("the rejection", func() bool { return w.rejections(asker) == 1 })
+	if !w.refusedBecause("channel denied by slack.routing.deny") {
+		t.Fatal("the channel was not denied by its name")
+	}
 	if n := len(w.model.Requests()); n != 0 {
 		t.Fatalf("%d model calls in a denied channel", n)
 	}
@@ -68,12 +72,7 @@ func TestAChannelWhoseNameCannotBeResolvedIsDeniedWhileADenyRuleIsByName(t *test
 	w.srv.AddPrivateChannel("G0HIDDEN", "secret", false)
 	w.srv.Slash("G0HIDDEN", asker, "/ask", "what is in here?")
 	w.waitFor("the refusal to be logged", func() bool {
-		for _, e := range w.logs.FilterMessage("request refused").All() {
-			if e.ContextMap()["why"] == "channel name unknown while slack.routing.deny has rules by name" {
-				return true
-			}
-		}
-		return false
+		return w.refusedBecause("channel name unknown while slack.routing.deny has rules by name")
 	})
 	// A DM is still answered: it has no name to resolve.
 	w.model.Push(textReport("In private."))
@@ -98,4 +97,14 @@ func TestAChannelWhoseNameCannotBeResolvedIsAnsweredWhenEveryDenyRuleIsById(t *t
 		}
 		return false
 	})
+}
+
+// refusedBecause reports whether a request was refused for why.
+func (w *world) refusedBecause(why string) bool {
+	for _, e := range w.logs.FilterMessage("request refused").All() {
+		if e.ContextMap()["why"] == why {
+			return true
+		}
+	}
+	return false
 }
