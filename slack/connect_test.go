@@ -116,3 +116,25 @@ func TestAPersonWhoseTeamCannotBeToldIsRefused(t *testing.T) {
 		t.Fatal("the refusal was not logged")
 	}
 }
+
+func TestAPersonOfAnotherWorkspaceOfTheBotsEnterpriseIsAnsweredAndAnotherEnterpriseIsNot(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	// The workspace joins an Enterprise Grid organisation; a bot started
+	// after learns it from auth.test.
+	w.srv.JoinEnterprise("E0ACME")
+	w.shutdown()
+	w.waitFor("the first bot to disconnect", func() bool { return w.srv.Connections() == 0 })
+	w.replica()
+	w.srv.ShareChannel(channel)
+	w.srv.AddTeamUser("U0GUS", "gus", "T0SISTER", "E0ACME")
+	w.srv.AddTeamUser(stranger, "eve", strangersTeam, "E0OTHER")
+	w.model.Push(textReport("Hello, colleague."))
+	ts := w.srv.Mention(channel, "U0GUS", "hello")
+	w.answered(channel, ts, "Hello, colleague")
+	w.srv.Mention(channel, stranger, "hello")
+	w.refusedAs(stranger, foreignRefusal)
+	if n := len(w.model.Requests()); n != 1 {
+		t.Fatalf("%d model calls: the other enterprise's question reached the model", n)
+	}
+}

@@ -165,3 +165,13 @@ func (s *Server) conversationsList(p url.Values) (result, *apiError) {
 	}
 	return result{"channels": out, "response_metadata": map[string]any{"next_cursor": next}}, nil
 }
+
+// JoinEnterprise puts the emulated workspace in the Enterprise Grid
+// organisation id from now on: auth.test reports it to bots that connect
+// after.
+func (s *Server) JoinEnterprise(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.EnterpriseID = id
+	s.notify()
+}
