@@ -94,7 +94,12 @@ func (b *Bot) keepChannels(ctx context.Context) {
 	defer t.Stop()
 	for {
 		b.channels.begin()
-		names, err := b.listChannels(ctx)
+		names, err := b.listChannels(ctx, channelTypes)
+		if err != nil && isSlackErr(err, "missing_scope") {
+			// An app without groups:read or mpim:read still lists the
+			// public channels.
+			names, err = b.listChannels(ctx, channelTypes[:1])
+		}
 		b.channels.replace(names)
 		if err != nil && ctx.Err() == nil {
 			b.log.Warn("channel names could not be read; rules by name match only channels already known", zap.Error(slackError(err)))
@@ -107,8 +112,8 @@ func (b *Bot) keepChannels(ctx context.Context) {
 	}
 }
 
-// listChannels reads every channel the bot can see, page by page.
-func (b *Bot) listChannels(ctx context.Context) (map[string]string, error) {
+// listChannels reads every channel of types the bot can see, page by page.
+func (b *Bot) listChannels(ctx context.Context, types []string) (map[string]string, error) {
 	names := map[string]string{}
 	cursor := ""
 	for {
@@ -117,7 +122,7 @@ func (b *Bot) listChannels(ctx context.Context) (map[string]string, error) {
 		err := withRetry(ctx, func() error {
 			var err error
 			page, next, err = b.api.GetConversationsContext(ctx, &slackapi.GetConversationsParameters{
-				Types: channelTypes, Cursor: cursor, Limit: 1000, ExcludeArchived: true})
+				Types: types, Cursor: cursor, Limit: 1000, ExcludeArchived: true})
 			return err
 		})
 		if err != nil {
