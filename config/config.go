@@ -5,6 +5,8 @@
 package config
 
 import (
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -365,6 +367,14 @@ type Slack struct {
 	// with their host). A name matches that host exactly; "*.example.com"
 	// matches every subdomain of example.com, not example.com itself.
 	TrustedHosts []string `yaml:"trusted_hosts"`
+	// MaxSessionsPerUser bounds one person's sessions, running and
+	// queued together, across every replica sharing the state store
+	// (default 3); a question over it is refused politely.
+	MaxSessionsPerUser int `yaml:"max_sessions_per_user"`
+	// MaxQueuedSessions bounds the sessions waiting on this replica for a
+	// slot or their thread (default 100); a question over it is refused
+	// politely.
+	MaxQueuedSessions int `yaml:"max_queued_sessions"`
 }
 
 // FeedbackOn reports whether answers end with feedback buttons (the
@@ -402,6 +412,7 @@ var DefaultSlackRateLimits = map[string]RateLimit{
 	"reactions.remove":            {PerMinute: 20, Burst: 3},   // tier 2
 	"conversations.replies":       {PerMinute: 50, Burst: 8},   // tier 3
 	"conversations.info":          {PerMinute: 50, Burst: 8},   // tier 3
+	"conversations.list":          {PerMinute: 20, Burst: 3},   // tier 2
 	"conversations.open":          {PerMinute: 50, Burst: 8},   // tier 3
 	"users.info":                  {PerMinute: 100, Burst: 16}, // tier 4
 	"assistant.threads.setStatus": {PerMinute: 100, Burst: 16}, // tier 4
@@ -418,6 +429,11 @@ type History struct {
 type SlackAllow struct {
 	Users    []string `yaml:"users"`    // user ids
 	Channels []string `yaml:"channels"` // channel ids or name globs
+	// ExternalTeams lists the other organisations' teams (or enterprise
+	// ids) whose people the bot answers in shared channels; "*" answers
+	// every one. Empty, the default, answers only the bot's own
+	// organisation.
+	ExternalTeams []string `yaml:"external_teams"`
 }
 
 // Routing picks the agent per channel.
@@ -425,6 +441,17 @@ type Routing struct {
 	Rules []RoutingRule `yaml:"rules"`
 	// Deny lists channels (ids or name globs) where the bot never answers.
 	Deny []string `yaml:"deny"`
+}
+
+// channelIDRe matches a channel id: public (C…), private (G…) or direct
+// (D…). Channel names are lower case, so no name is taken for an id.
+var channelIDRe = regexp.MustCompile(`^[CGD][A-Z0-9]{2,}$`)
+
+// IsChannelID reports whether a channel pattern ("C0123", "#support-*")
+// names a channel by its id rather than by its name; a "#" in front is
+// ignored.
+func IsChannelID(pattern string) bool {
+	return channelIDRe.MatchString(strings.TrimPrefix(pattern, "#"))
 }
 
 // RoutingRule sends requests from matching channels to an agent.
@@ -444,6 +471,8 @@ const (
 	DefaultHistoryMessages       = 100
 	DefaultHistoryChars          = 100000
 	DefaultMaxConcurrentSessions = 20
+	DefaultMaxSessionsPerUser    = 3
+	DefaultMaxQueuedSessions     = 100
 	DefaultShutdownGrace         = 30 * time.Second
 	DefaultRejectionMessage      = "Sorry, I can't help with that here."
 )

@@ -229,6 +229,12 @@ func (s *Slack) applyDefaults(present map[string]bool) {
 	if s.MaxConcurrentSessions == 0 {
 		s.MaxConcurrentSessions = DefaultMaxConcurrentSessions
 	}
+	if s.MaxSessionsPerUser == 0 {
+		s.MaxSessionsPerUser = DefaultMaxSessionsPerUser
+	}
+	if s.MaxQueuedSessions == 0 {
+		s.MaxQueuedSessions = DefaultMaxQueuedSessions
+	}
 	if s.ShutdownGrace == 0 {
 		s.ShutdownGrace = Duration(DefaultShutdownGrace)
 	}

@@ -425,3 +425,17 @@ func TestSlackRateLimitsStartFromSlacksTiersAndTakeOverrides(t *testing.T) {
 		t.Error("loading changed the defaults themselves")
 	}
 }
+
+func TestAdmissionBoundsDefaultToThreeQuestionsAPersonAndAHundredWaiting(t *testing.T) {
+	t.Parallel()
+	cfg := mustLoad(t, map[string]string{"slackbot.yaml": baseConfig})
+	if s := cfg.Slack; s.MaxSessionsPerUser != 3 || s.MaxQueuedSessions != 100 || len(s.Allow.ExternalTeams) != 0 {
+		t.Fatalf("max_sessions_per_user %d, max_queued_sessions %d, external_teams %v; want 3, 100 and none",
+			s.MaxSessionsPerUser, s.MaxQueuedSessions, s.Allow.ExternalTeams)
+	}
+	cfg = mustLoad(t, map[string]string{"slackbot.yaml": baseConfig + "slack:\n  max_sessions_per_user: 1\n  max_queued_sessions: 5\n" +
+		"  allow:\n    external_teams: [T0PARTNER]\n"})
+	if s := cfg.Slack; s.MaxSessionsPerUser != 1 || s.MaxQueuedSessions != 5 || len(s.Allow.ExternalTeams) != 1 {
+		t.Fatalf("set values not kept: %d %d %v", s.MaxSessionsPerUser, s.MaxQueuedSessions, s.Allow.ExternalTeams)
+	}
+}

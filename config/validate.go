@@ -397,6 +397,17 @@ func (c *Config) validateSlack(w *walker) {
 	if s.MaxConcurrentSessions < 0 {
 		w.errorf("slack.max_concurrent_sessions", "must be at least 1 (default %d), got %d", DefaultMaxConcurrentSessions, s.MaxConcurrentSessions)
 	}
+	if s.MaxSessionsPerUser < 0 {
+		w.errorf("slack.max_sessions_per_user", "must be at least 1 (default %d), got %d", DefaultMaxSessionsPerUser, s.MaxSessionsPerUser)
+	}
+	if s.MaxQueuedSessions < 0 {
+		w.errorf("slack.max_queued_sessions", "must be at least 1 (default %d), got %d", DefaultMaxQueuedSessions, s.MaxQueuedSessions)
+	}
+	for i, t := range s.Allow.ExternalTeams {
+		if t != "*" && !teamIDRe.MatchString(t) {
+			w.errorf(fmt.Sprintf("slack.allow.external_teams[%d]", i), "%q is not a team id: write a team id like T0123ABCD, an enterprise id like E0123ABCD, or \"*\" for every organisation", t)
+		}
+	}
 	if s.History.MaxMessages < 0 || s.History.MaxChars < 0 {
 		w.errorf("slack.history", "max_messages and max_chars cannot be negative")
 	}
@@ -428,6 +439,9 @@ func (c *Config) validateSlack(w *walker) {
 		}
 	}
 }
+
+// teamIDRe matches a Slack team (T…) or enterprise (E…) id.
+var teamIDRe = regexp.MustCompile(`^[TE][A-Z0-9]{2,}$`)
 
 func checkChannelGlobs(w *walker, key string, globs []string) {
 	for i, g := range globs {

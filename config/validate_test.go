@@ -287,6 +287,17 @@ func TestValidationErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "admission bounds cannot be negative and external teams are team or enterprise ids",
+			files: map[string]string{"slackbot.yaml": baseConfig + "slack:\n  max_sessions_per_user: -1\n  max_queued_sessions: -2\n" +
+				"  allow:\n    external_teams: [T0PARTNER, E0GRID, \"*\", partner.slack.com]\n", "agents/a.md": okAgent},
+			want: []string{
+				"slack.max_sessions_per_user: must be at least 1 (default 3), got -1",
+				"slack.max_queued_sessions: must be at least 1 (default 100), got -2",
+				`slack.allow.external_teams[3]: "partner.slack.com" is not a team id`,
+			},
+			notWant: []string{"external_teams[0]", "external_teams[1]", "external_teams[2]"},
+		},
+		{
 			name: "queues referenced by tools must exist",
 			files: map[string]string{"slackbot.yaml": baseConfig + "queues:\n  slow: {concurrency: 2}\nmcp_servers:\n  gh:\n    command: gh-mcp\n    queue: fast\n" +
 				"rest_tools:\n  wx:\n    url: https://wx.example.com\n    queue: nope\n"},

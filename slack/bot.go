@@ -107,10 +107,15 @@ type Bot struct {
 	closing      atomic.Bool
 
 	mu      sync.Mutex
-	running map[string]*run             // by session id, for Stop
-	threads map[string]chan struct{}    // one session per thread in this process
-	names   map[string]string           // user id → display name
-	chans   map[string]slackapi.Channel // channel id → info
+	running map[string]*run          // by session id, for Stop
+	threads map[string]chan struct{} // one session per thread in this process
+	names   map[string]string        // user id → display name
+
+	enterpriseID string        // the bot's Enterprise Grid organisation ("" outside one)
+	teams        teams         // people's teams, for Slack Connect
+	channels     directory     // channel names, for rules by name
+	admissions   admissions    // questions waiting, and each person's
+	usage        usageAverages // what a session costs, for quota reservations
 
 	feedbackHook func(value string) // Options.OnFeedback
 }
@@ -140,7 +145,7 @@ func New(o Options) (*Bot, error) {
 		patience: cmp.Or(o.StorePatience, DefaultStorePatience),
 		slots:    make(chan struct{}, max(cfg.MaxConcurrentSessions, 1)),
 		running:  map[string]*run{}, threads: map[string]chan struct{}{},
-		names: map[string]string{}, chans: map[string]slackapi.Channel{},
+		names:        map[string]string{},
 		feedbackHook: o.OnFeedback,
 	}
 	if _, err := b.defaultAgent(); err != nil {
@@ -172,7 +177,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("slack auth.test: %w", slackError(err))
 	}
-	b.botUserID, b.botID, b.teamID = auth.UserID, auth.BotID, auth.TeamID
+	b.botUserID, b.botID, b.teamID, b.enterpriseID = auth.UserID, auth.BotID, auth.TeamID, auth.EnterpriseID
 	b.limiter.setWorkspace(auth.TeamID)
 	b.log.Info("slack connected as", zap.String("bot_user", auth.UserID), zap.String("team", auth.Team))
 
@@ -194,6 +199,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	defer disconnect()
 	var loops sync.WaitGroup
 	loops.Go(func() { b.pace.count(connCtx, b.state, b.teamID, b.log) })
+	loops.Go(func() { b.keepChannels(connCtx) })
 	loops.Add(2)
 	go func() {
 		defer loops.Done()

@@ -35,6 +35,9 @@ type request struct {
 	ts       string // the user's message ("" for the slash command)
 	threadTS string // where the answer goes ("" for the slash command: a new message)
 	followup bool
+	// team and enterprise are the asker's as the payload tells them ("" where
+	// it does not).
+	team, enterprise string
 }
 
 // stopAction is the action id of the Stop button on a progress message.
@@ -179,16 +182,23 @@ func (b *Bot) onEvent(ctx context.Context, ev slackevents.EventsAPIEvent) {
 		if thread == "" {
 			thread = e.TimeStamp
 		}
-		b.start(request{kind: kindMention, channel: e.Channel, user: e.User, text: b.stripMention(e.Text), ts: e.TimeStamp, threadTS: thread})
+		b.start(request{kind: kindMention, channel: e.Channel, user: e.User, text: b.stripMention(e.Text), ts: e.TimeStamp, threadTS: thread,
+			team: eventTeam(ev)})
 	case *slackevents.MessageEvent:
-		b.onMessage(ctx, e)
+		b.onMessage(ctx, e, eventTeam(ev))
+	case *slackevents.ChannelCreatedEvent:
+		b.channels.set(e.Channel.ID, e.Channel.Name)
+	case *slackevents.ChannelRenameEvent:
+		b.channels.set(e.Channel.ID, e.Channel.Name)
+	case *slackevents.GroupRenameEvent:
+		b.channels.set(e.Channel.ID, e.Channel.Name)
 	}
 }
 
 // onMessage handles a plain message: a DM, or a reply in a thread the bot
 // answered. Bots (this one included), edits and deletions are ignored, and
 // so are messages that mention the bot: app_mention brings those.
-func (b *Bot) onMessage(ctx context.Context, e *slackevents.MessageEvent) {
+func (b *Bot) onMessage(ctx context.Context, e *slackevents.MessageEvent, team string) {
 	switch {
 	case e.BotID != "" || e.User == "" || e.User == b.botUserID:
 		return
@@ -203,7 +213,7 @@ func (b *Bot) onMessage(ctx context.Context, e *slackevents.MessageEvent) {
 	}
 	if e.IsIM() {
 		if onOff(b.cfg.DMs) {
-			b.start(request{kind: kindDM, channel: e.Channel, user: e.User, text: b.stripMention(e.Text), ts: e.TimeStamp, threadTS: thread})
+			b.start(request{kind: kindDM, channel: e.Channel, user: e.User, text: b.stripMention(e.Text), ts: e.TimeStamp, threadTS: thread, team: team})
 		}
 		return
 	}
@@ -215,7 +225,7 @@ func (b *Bot) onMessage(ctx context.Context, e *slackevents.MessageEvent) {
 	if err != nil || !ours {
 		return
 	}
-	b.start(request{kind: kindMention, channel: e.Channel, user: e.User, text: e.Text, ts: e.TimeStamp, threadTS: thread, followup: true})
+	b.start(request{kind: kindMention, channel: e.Channel, user: e.User, text: e.Text, ts: e.TimeStamp, threadTS: thread, followup: true, team: team})
 }
 
 func (b *Bot) onSlash(ctx context.Context, evt socketmode.Event) {
@@ -231,7 +241,7 @@ func (b *Bot) onSlash(ctx context.Context, evt socketmode.Event) {
 		_ = b.ephemeral(ctx, cmd.ChannelID, cmd.UserID, "", "Ask a question after the command, like `"+cmd.Command+" what changed in the last release?`")
 		return
 	}
-	b.start(request{kind: kindSlash, channel: cmd.ChannelID, user: cmd.UserID, text: text})
+	b.start(request{kind: kindSlash, channel: cmd.ChannelID, user: cmd.UserID, text: text, team: cmd.TeamID, enterprise: cmd.EnterpriseID})
 }
 
 func (b *Bot) onInteractive(ctx context.Context, evt socketmode.Event) {
@@ -239,6 +249,11 @@ func (b *Bot) onInteractive(ctx context.Context, evt socketmode.Event) {
 	if !ok || cb.Type != slackapi.InteractionTypeBlockActions {
 		return
 	}
+	b.clickFromOwnOrg(ctx, cb, b.onActions)
+}
+
+// onActions handles the actions of a click by a person the bot answers.
+func (b *Bot) onActions(ctx context.Context, cb slackapi.InteractionCallback) {
 	for _, a := range cb.ActionCallback.BlockActions {
 		switch a.ActionID {
 		case stopAction:

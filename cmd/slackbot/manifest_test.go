@@ -103,13 +103,14 @@ func TestManifestIsWhatSlackNeedsForSocketMode(t *testing.T) {
 				t.Error("the AI-app feature has no description")
 			}
 			for _, scope := range []string{"app_mentions:read", "chat:write", "im:history", "im:read", "im:write", "channels:history",
-				"groups:history", "mpim:history", "channels:read", "groups:read", "users:read", "reactions:write", "commands", "assistant:write"} {
+				"groups:history", "mpim:history", "channels:read", "groups:read", "mpim:read", "users:read", "reactions:write", "commands", "assistant:write"} {
 				if !slices.Contains(m.OAuthConfig.Scopes.Bot, scope) {
 					t.Errorf("scope %s is missing: %v", scope, m.OAuthConfig.Scopes.Bot)
 				}
 			}
 			for _, ev := range []string{"app_mention", "message.im", "message.channels", "message.groups", "message.mpim",
-				"assistant_thread_started", "assistant_thread_context_changed", "app_home_opened"} {
+				"assistant_thread_started", "assistant_thread_context_changed", "app_home_opened",
+				"channel_created", "channel_rename", "group_rename"} {
 				if !slices.Contains(m.Settings.EventSubscriptions.BotEvents, ev) {
 					t.Errorf("event %s is missing: %v", ev, m.Settings.EventSubscriptions.BotEvents)
 				}

@@ -43,7 +43,9 @@ func Config(srv *slacktest.Server, a *config.Agent) *config.Config {
 			Agent: a.Name, SlashCommand: "/ask", ProgressInterval: config.Duration(20 * time.Millisecond),
 			History:               config.History{MaxMessages: 100, MaxChars: 100000},
 			MaxConcurrentSessions: 4, ShutdownGrace: config.Duration(2 * time.Second),
-			RejectionMessage: config.DefaultRejectionMessage,
+			// Tests ask many questions at once as one person.
+			MaxSessionsPerUser: 100,
+			RejectionMessage:   config.DefaultRejectionMessage,
 		},
 		Quotas: config.Quotas{Message: config.DefaultQuotaMessage},
 	}

@@ -22,7 +22,7 @@ func (s *Server) deliverEvent(ev map[string]any) string {
 		"authorizations": []map[string]any{{
 			"team_id": s.opts.TeamID, "user_id": s.opts.BotUserID, "is_bot": true, "is_enterprise_install": false,
 		}},
-		"is_ext_shared_channel": false,
+		"is_ext_shared_channel": s.sharedChannel(ev["channel"]),
 	})
 	return e.id
 }
@@ -50,6 +50,7 @@ func (s *Server) userMessage(c *channel, threadTS, user, text string) *Message {
 	ts := s.nextTS()
 	if !c.im && strings.Contains(text, "<@"+s.opts.BotUserID+">") {
 		ev := map[string]any{"type": "app_mention", "user": user, "text": text, "ts": ts, "channel": c.id, "event_ts": ts, "team": s.opts.TeamID}
+		s.addUserTeam(ev, user)
 		if threadTS != "" {
 			ev["thread_ts"] = threadTS
 		}
@@ -77,8 +78,9 @@ func (s *Server) Slash(channel, user, command, text string) (envelopeID string) 
 	s.ensureUser(user)
 	c := s.ensureChannel(channel)
 	respURL := s.newResponseURL("slash_commands", c.id, user, "")
+	team, enterprise := s.teamOf(user)
 	e := s.newEnvelope("slash_commands", map[string]any{
-		"token": "emulator-verification-token", "team_id": s.opts.TeamID, "team_domain": "emulator",
+		"token": "emulator-verification-token", "team_id": team, "enterprise_id": enterprise, "team_domain": "emulator",
 		"channel_id": c.id, "channel_name": c.name, "user_id": user, "user_name": s.users[user].Name,
 		"command": command, "text": text, "api_app_id": s.opts.AppID, "is_enterprise_install": "false",
 		"response_url": respURL, "trigger_id": s.nextID("trigger."),
@@ -142,10 +144,11 @@ func (s *Server) ClickOn(conn int, channel, messageTS, user, actionID, value str
 	if m.ThreadTS != "" {
 		container["thread_ts"] = m.ThreadTS
 	}
+	team, _ := s.teamOf(user)
 	e := s.newEnvelopeOn(conn, "interactive", map[string]any{
 		"type":         "block_actions",
-		"team":         map[string]any{"id": s.opts.TeamID, "domain": "emulator"},
-		"user":         map[string]any{"id": user, "username": s.users[user].Name, "name": s.users[user].Name, "team_id": s.opts.TeamID},
+		"team":         map[string]any{"id": team, "domain": "emulator"},
+		"user":         map[string]any{"id": user, "username": s.users[user].Name, "name": s.users[user].Name, "team_id": team},
 		"api_app_id":   s.opts.AppID,
 		"token":        "emulator-verification-token",
 		"container":    container,

@@ -11,14 +11,18 @@ import (
 )
 
 func (s *Server) authTest(url.Values) (result, *apiError) {
-	return result{
+	out := result{
 		"url":     "https://emulator.slack.com/",
 		"team":    "Emulator",
 		"user":    s.opts.BotName,
 		"team_id": s.opts.TeamID,
 		"user_id": s.opts.BotUserID,
 		"bot_id":  s.opts.BotID,
-	}, nil
+	}
+	if s.opts.EnterpriseID != "" {
+		out["enterprise_id"] = s.opts.EnterpriseID
+	}
+	return out, nil
 }
 
 // connectionsOpen hands out a one-use ticket in the URL, as Slack's are: a
@@ -121,6 +125,7 @@ func content(p url.Values, oldText string, oldBlocks json.RawMessage) (string, j
 // messageJSON is a message as Web API answers and events show it.
 func (s *Server) messageJSON(m *Message) map[string]any {
 	out := map[string]any{"type": "message", "user": m.User, "text": m.Text, "ts": m.TS, "team": s.opts.TeamID}
+	s.addUserTeam(out, m.User)
 	if m.ThreadTS != "" {
 		out["thread_ts"] = m.ThreadTS
 	}
@@ -276,9 +281,12 @@ func (s *Server) conversationsInfo(p url.Values) (result, *apiError) {
 	if !ok {
 		return nil, fail("channel_not_found")
 	}
+	if c.private && !c.member {
+		return nil, fail("channel_not_found") // Slack hides a private channel from non-members
+	}
 	info := map[string]any{
-		"id": c.id, "name": c.name, "is_channel": !c.im, "is_im": c.im, "is_private": false,
-		"is_member": c.member, "is_archived": false,
+		"id": c.id, "name": c.name, "is_channel": !c.im, "is_im": c.im, "is_private": c.private,
+		"is_member": c.member, "is_archived": false, "is_ext_shared": c.shared,
 	}
 	if c.im {
 		info["user"] = c.imUser
@@ -306,13 +314,18 @@ func (s *Server) usersInfo(p url.Values) (result, *apiError) {
 	if !ok {
 		return nil, fail("user_not_found")
 	}
-	return result{"user": map[string]any{
-		"id": u.ID, "team_id": s.opts.TeamID, "name": u.Name, "real_name": u.RealName, "is_bot": u.IsBot, "deleted": false,
+	team, enterprise := s.teamOf(u.ID)
+	out := map[string]any{
+		"id": u.ID, "team_id": team, "name": u.Name, "real_name": u.RealName, "is_bot": u.IsBot, "deleted": false,
 		"profile": map[string]any{
 			"real_name": u.RealName, "display_name": u.DisplayName,
-			"real_name_normalized": u.RealName, "display_name_normalized": u.DisplayName,
+			"real_name_normalized": u.RealName, "display_name_normalized": u.DisplayName, "team": team,
 		},
-	}}, nil
+	}
+	if enterprise != "" {
+		out["enterprise_user"] = map[string]any{"id": u.ID, "enterprise_id": enterprise, "teams": []string{team}}
+	}
+	return result{"user": out}, nil
 }
 
 // reactionTarget finds the message a reaction call names; s.mu held.

@@ -42,6 +42,10 @@ type Options struct {
 	// TeamID, AppID, BotUserID and BotID name the workspace and the bot.
 	// Defaults: T0EMULATOR, A0EMULATOR, U0BOT, B0BOT.
 	TeamID, AppID, BotUserID, BotID string
+	// EnterpriseID, when set, puts the workspace in an Enterprise Grid
+	// organisation: auth.test reports it, and the people of the
+	// organisation's other workspaces (AddTeamUser) belong to it.
+	EnterpriseID string
 	// BotName is the bot user's name; default "slackbot".
 	BotName string
 	// AckTimeout is how long an envelope may go unacked before Slack gives

@@ -11,6 +11,9 @@ import (
 type User struct {
 	ID, Name, RealName, DisplayName string
 	IsBot                           bool
+	// Team and Enterprise are the user's own workspace and organisation;
+	// empty means the emulated workspace's (AddTeamUser sets others).
+	Team, Enterprise string
 }
 
 // channel is a conversation and its messages, oldest first.
@@ -18,6 +21,8 @@ type channel struct {
 	id, name string
 	member   bool
 	im       bool
+	private  bool   // a private channel: listed and described only to its members
+	shared   bool   // shared with another organisation (Slack Connect)
 	imUser   string // the other party of a DM
 	messages []*Message
 }

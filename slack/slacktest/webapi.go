@@ -41,6 +41,7 @@ var methods = map[string]method{
 	"conversations.replies":       {fn: (*Server).conversationsReplies},
 	"conversations.info":          {fn: (*Server).conversationsInfo},
 	"conversations.open":          {fn: (*Server).conversationsOpen},
+	"conversations.list":          {fn: (*Server).conversationsList},
 	"users.info":                  {fn: (*Server).usersInfo},
 	"reactions.add":               {fn: (*Server).reactionsAdd},
 	"reactions.remove":            {fn: (*Server).reactionsRemove},
