@@ -1,10 +1,6 @@
 package slack_test
 
 import (
-	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -15,8 +11,6 @@ import (
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack/slacktest"
-	"github.com/slackbot/slackbot/tools"
-	"github.com/slackbot/slackbot/tools/mcp"
 )
 
 func TestAMentionIsAnsweredInItsThreadAndTheProgressGivesWayToTheAnswer(t *testing.T) {
@@ -301,26 +295,7 @@ func stopValue(t *testing.T, m slacktest.Message) string {
 
 func TestAMentionWhoseAgentCallsAnMCPToolIsAnsweredWithItsResult(t *testing.T) {
 	t.Parallel()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is not installed: run make peers")
-	}
-	script, _ := filepath.Abs("../testdata/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if _, err := os.Stat(script); err != nil {
-		t.Fatalf("server-everything is not installed (%v): run make peers", err)
-	}
-	reg, err := mcp.NewRegistry(map[string]config.MCPServer{"everything": {Command: node, Args: []string{script, "stdio"}}}, mcp.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = reg.Close() })
-	orch := tools.New(context.Background(), tools.Options{}, reg.Providers()...)
-	t.Cleanup(func() { _ = orch.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := orch.Warmup(ctx); err != nil {
-		t.Fatal(err)
-	}
+	_, orch := everything(t, "")
 	w := newWorld(t, func(_ *config.Config, r *agent.Runner) { r.Tools = orch })
 	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
 		for _, m := range r.Messages {

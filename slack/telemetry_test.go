@@ -23,7 +23,8 @@ import (
 	"github.com/slackbot/slackbot/tools/mcp"
 )
 
-// everything starts server-everything over stdio, its calls in queue, and
+// everything starts server-everything over stdio, its calls in queue (when
+// one is named), and
 // returns its registry and a warmed-up orchestrator; both close at cleanup.
 func everything(t *testing.T, queue string) (*mcp.Registry, *tools.Orchestrator) {
 	t.Helper()
@@ -40,7 +41,11 @@ func everything(t *testing.T, queue string) (*mcp.Registry, *tools.Orchestrator)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = reg.Close() })
-	orch := tools.New(context.Background(), tools.Options{Queues: map[string]int{queue: 2}}, reg.Providers()...)
+	var opts tools.Options
+	if queue != "" {
+		opts.Queues = map[string]int{queue: 2}
+	}
+	orch := tools.New(context.Background(), opts, reg.Providers()...)
 	t.Cleanup(func() { _ = orch.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

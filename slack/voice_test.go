@@ -1,22 +1,15 @@
 package slack_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack/slacktest"
-	"github.com/slackbot/slackbot/tools"
-	"github.com/slackbot/slackbot/tools/mcp"
 )
 
 // The attacker's answer: what a prompt-injected model writes to speak in
@@ -243,26 +236,7 @@ func TestATrustedHostKeepsItsImagesAndURLButtons(t *testing.T) {
 
 func TestAToolsTextAdoptedAsTheAnswerShowsItsSlackTokensAsWords(t *testing.T) {
 	t.Parallel()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is not installed: run make peers")
-	}
-	script, _ := filepath.Abs("../testdata/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if _, err := os.Stat(script); err != nil {
-		t.Fatalf("server-everything is not installed (%v): run make peers", err)
-	}
-	reg, err := mcp.NewRegistry(map[string]config.MCPServer{"everything": {Command: node, Args: []string{script, "stdio"}}}, mcp.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = reg.Close() })
-	orch := tools.New(context.Background(), tools.Options{}, reg.Providers()...)
-	t.Cleanup(func() { _ = orch.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := orch.Warmup(ctx); err != nil {
-		t.Fatal(err)
-	}
+	_, orch := everything(t, "")
 	// Even an agent allowed to broadcast and ping anyone does not do it
 	// with a tool's words.
 	w := newWorld(t, func(cfg *config.Config, r *agent.Runner) {

@@ -1,7 +1,6 @@
 package slacktest
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"net/url"
 	"slices"
@@ -234,24 +233,10 @@ func (s *Server) conversationsReplies(p url.Values) (result, *apiError) {
 		root = m.ThreadTS
 	}
 	msgs := c.thread(root)
-	limit := 1000
-	if v := p.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return nil, fail("invalid_limit")
-		}
-		limit = min(n, 1000)
+	offset, end, next, err := page(p, 1000, len(msgs))
+	if err != nil {
+		return nil, err
 	}
-	offset := 0
-	if cur := p.Get("cursor"); cur != "" {
-		raw, err := base64.StdEncoding.DecodeString(cur)
-		n, err2 := strconv.Atoi(strings.TrimPrefix(string(raw), "offset:"))
-		if err != nil || err2 != nil || n < 0 || n > len(msgs) {
-			return nil, fail("invalid_cursor")
-		}
-		offset = n
-	}
-	end := min(offset+limit, len(msgs))
 	out := make([]map[string]any, 0, end-offset)
 	for _, m := range msgs[offset:end] {
 		j := s.messageJSON(m)
@@ -268,10 +253,6 @@ func (s *Server) conversationsReplies(p url.Values) (result, *apiError) {
 			j["latest_reply"] = msgs[len(msgs)-1].TS
 		}
 		out = append(out, j)
-	}
-	next := ""
-	if end < len(msgs) {
-		next = base64.StdEncoding.EncodeToString([]byte("offset:" + strconv.Itoa(end)))
 	}
 	return result{"messages": out, "has_more": next != "", "response_metadata": map[string]any{"next_cursor": next}}, nil
 }

@@ -1,10 +1,8 @@
 package slacktest
 
 import (
-	"encoding/base64"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -130,24 +128,10 @@ func (s *Server) conversationsList(p url.Values) (result, *apiError) {
 		all = append(all, c)
 	}
 	slices.SortFunc(all, func(a, b *channel) int { return strings.Compare(a.id, b.id) })
-	limit := 100
-	if v := p.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return nil, fail("invalid_limit")
-		}
-		limit = min(n, 1000)
+	offset, end, next, err := page(p, 100, len(all))
+	if err != nil {
+		return nil, err
 	}
-	offset := 0
-	if cur := p.Get("cursor"); cur != "" {
-		raw, err := base64.StdEncoding.DecodeString(cur)
-		n, err2 := strconv.Atoi(strings.TrimPrefix(string(raw), "offset:"))
-		if err != nil || err2 != nil || n < 0 || n > len(all) {
-			return nil, fail("invalid_cursor")
-		}
-		offset = n
-	}
-	end := min(offset+limit, len(all))
 	out := make([]map[string]any, 0, end-offset)
 	for _, c := range all[offset:end] {
 		j := map[string]any{"id": c.id, "is_channel": !c.im && !c.private, "is_group": c.private, "is_im": c.im,
@@ -158,10 +142,6 @@ func (s *Server) conversationsList(p url.Values) (result, *apiError) {
 			j["name"] = c.name
 		}
 		out = append(out, j)
-	}
-	next := ""
-	if end < len(all) {
-		next = base64.StdEncoding.EncodeToString([]byte("offset:" + strconv.Itoa(end)))
 	}
 	return result{"channels": out, "response_metadata": map[string]any{"next_cursor": next}}, nil
 }
