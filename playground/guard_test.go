@@ -146,16 +146,7 @@ func TestAnotherPageCannotPressTheBotsButtons(t *testing.T) {
 	w := newWorld(t)
 	w.model.Respond(slow)
 	ts := w.srv.Mention(playground.General, playground.User, "take your time")
-	var progress slacktest.Message
-	w.waitFor("the progress message", func() bool {
-		for _, m := range w.srv.Thread(playground.General, ts) {
-			if m.BotID != "" && strings.Contains(string(m.Blocks), "slackbot_stop") {
-				progress = m
-				return true
-			}
-		}
-		return false
-	})
+	progress := w.progressOf(ts)
 	before := len(w.srv.Envelopes())
 	body := `{"channel":"C0GENERAL","ts":"` + progress.TS + `","action_id":"slackbot_stop"}`
 	for _, a := range postAttacks {

@@ -71,16 +71,7 @@ func TestAClickOnStopReachesTheEmulatorAndStopsTheSession(t *testing.T) {
 	w := newWorld(t)
 	w.model.Respond(slow)
 	ts := w.srv.Mention(playground.General, playground.User, "take your time")
-	var progress slacktest.Message
-	w.waitFor("the progress message", func() bool {
-		for _, m := range w.srv.Thread(playground.General, ts) {
-			if m.BotID != "" && strings.Contains(string(m.Blocks), "slackbot_stop") {
-				progress = m
-				return true
-			}
-		}
-		return false
-	})
+	progress := w.progressOf(ts)
 	post(t, w.page.URL+"/click", `{"channel":"C0GENERAL","ts":"`+progress.TS+`","action_id":"no_such_button"}`, http.StatusNotFound)
 	post(t, w.page.URL+"/click", `{"channel":"C0GENERAL","ts":"`+progress.TS+`","action_id":"slackbot_stop"}`, http.StatusNoContent)
 	w.waitFor("the stopped report", func() bool {

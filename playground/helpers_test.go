@@ -3,6 +3,7 @@ package playground_test
 import (
 	"context"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,3 +101,20 @@ func answerWithTable() llmtest.Reply {
 
 // slow is a model that takes a minute to answer.
 func slow(*llmtest.Recorded) llmtest.Reply { return llmtest.Reply{Text: "slow", Delay: time.Minute} }
+
+// progressOf waits for the progress message, with its Stop button, in the
+// thread of #general that starts at ts.
+func (w *world) progressOf(ts string) slacktest.Message {
+	w.t.Helper()
+	var progress slacktest.Message
+	w.waitFor("the progress message", func() bool {
+		for _, m := range w.srv.Thread(playground.General, ts) {
+			if m.BotID != "" && strings.Contains(string(m.Blocks), "slackbot_stop") {
+				progress = m
+				return true
+			}
+		}
+		return false
+	})
+	return progress
+}
