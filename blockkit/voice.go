@@ -24,9 +24,10 @@ type VoicePolicy struct {
 	// Name is a user's display name, "" when unknown ("@someone" is
 	// shown then). Nil: every name is unknown.
 	Name func(id string) string
-	// TrustedHosts are the hosts URL buttons and images may point at:
-	// "a.example" is that host only, "*.a.example" its subdomains. A
-	// button or image elsewhere becomes a link with its host in view.
+	// TrustedHosts are the hosts URL buttons, menu options and images may
+	// point at: "a.example" is that host only, "*.a.example" its
+	// subdomains. A button, option url or image elsewhere becomes a link
+	// with its host in view.
 	TrustedHosts []string
 	// ReservedActionIDs may be carried only by the message's Controls;
 	// any other element with one gets another id.
@@ -43,7 +44,8 @@ const reservedPrefix = "model_"
 // element, broadcasts and mentions that p does not allow are words that
 // notify nobody, links whose label names another host show their real
 // target, URL buttons, images and videos on untrusted hosts become links
-// with their host in view, and reserved action ids stay on the message's
+// with their host in view (as do the urls of menu options, which stay in
+// their menu without one), and reserved action ids stay on the message's
 // Controls. m is not modified; blocks Voice does not change are shared.
 func Voice(m Message, p VoicePolicy) Message {
 	out := Message{Text: p.mrkdwn(m.Text), Controls: m.Controls}
@@ -105,7 +107,8 @@ func (p *VoicePolicy) block(b slack.Block) ([]slack.Block, bool) {
 	if dec.Decode(&obj) != nil {
 		return nil, false
 	}
-	w := voiceWalk{p: p}
+	w := voiceWalk{p: p, options: bytes.Contains(raw, []byte(`"url"`)) &&
+		(bytes.Contains(raw, []byte(`"option`)) || bytes.Contains(raw, []byte(`"initial_option`)))}
 	repl := w.block(obj)
 	if !w.changed {
 		return nil, false
@@ -126,11 +129,12 @@ func (p *VoicePolicy) block(b slack.Block) ([]slack.Block, bool) {
 type voiceWalk struct {
 	p       *VoicePolicy
 	changed bool
+	options bool // the block may hold option objects with a url
 }
 
 // block returns the block objects replacing b: b itself, rewritten, then a
-// section of links for the buttons and images it lost, or only the links
-// when nothing of b is left.
+// section of links for the buttons, images and option urls it lost, or
+// only the links when nothing of b is left.
 func (w *voiceWalk) block(b map[string]any) []any {
 	var links []string
 	keep := true
@@ -187,6 +191,11 @@ func (w *voiceWalk) block(b map[string]any) []any {
 					els[i] = map[string]any{"type": "mrkdwn", "text": line}
 				}
 			}
+		}
+	}
+	if keep && w.options {
+		if l := w.optionLinks(b); l != "" {
+			links = append(links, l)
 		}
 	}
 	if len(links) > 0 {

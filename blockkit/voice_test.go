@@ -2,6 +2,7 @@ package blockkit_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -60,6 +61,15 @@ func section(text string) string {
 	return string(b)
 }
 
+// manyOptions is the JSON of n option objects, each with a url under base.
+func manyOptions(n int, base string) string {
+	opts := make([]string, n)
+	for i := range opts {
+		opts[i] = fmt.Sprintf(`{"text":{"type":"plain_text","text":"option %d"},"value":"%d","url":"%s%d"}`, i, i, base, i)
+	}
+	return strings.Join(opts, ",")
+}
+
 func TestVoiceKeepsWhatTheMessageMayDoAndRewritesTheRest(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -68,6 +78,7 @@ func TestVoiceKeepsWhatTheMessageMayDoAndRewritesTheRest(t *testing.T) {
 		text      string // the notification text
 		policy    func(*blockkit.VoicePolicy)
 		want      []string
+		once      []string // each in the output exactly once
 		forbidden []string
 	}{
 		{name: "broadcasts in mrkdwn are words", blocks: "[" + section("<!channel> <!here> <!everyone> <!here|here> <!subteam^S1> <!subteam^S2|@oncall>") + "]",
@@ -142,6 +153,30 @@ func TestVoiceKeepsWhatTheMessageMayDoAndRewritesTheRest(t *testing.T) {
 			want: []string{`"text":"@channel @Jane &lt;Doe&gt; <https://evil.example> <@U0ASK>"`}},
 		{name: "an untrusted video becomes a link", blocks: `[{"type":"video","video_url":"https://evil.example/v","thumbnail_url":"https://evil.example/t.png","alt_text":"v","title":{"type":"plain_text","text":"Demo"}}]`,
 			want: []string{"<https://evil.example/v|Demo> (evil.example)"}, forbidden: []string{"thumbnail_url"}},
+		{name: "an overflow option's untrusted url becomes a link beside the block and the option stays without it",
+			blocks: `[{"type":"actions","elements":[{"type":"overflow","action_id":"more","options":[` +
+				`{"text":{"type":"plain_text","text":"Docs"},"value":"d","url":"https://evil.example/x?d=1"},` +
+				`{"text":{"type":"plain_text","text":"Chart"},"value":"c","url":"https://images.example.com/c"},` +
+				`{"text":{"type":"plain_text","text":"Run"},"value":"r","url":"javascript:alert(1)"}]}]}]`,
+			want: []string{`"type":"overflow"`, `{"text":{"text":"Docs","type":"plain_text"},"value":"d"}`, `"url":"https://images.example.com/c"`,
+				`"text":"<https://evil.example/x?d=1|Docs> (evil.example)\nRun (javascript:alert(1))"`},
+			once:      []string{"evil.example/x"},
+			forbidden: []string{`"url":"https://evil.example`, `"url":"javascript`}},
+		{name: "a select's options, option groups and initial options lose their untrusted urls, each shown once",
+			blocks: `[{"type":"section","text":{"type":"mrkdwn","text":"pick"},"accessory":{"type":"static_select","action_id":"s","option_groups":[{"label":{"type":"plain_text","text":"g"},"options":[` +
+				`{"text":{"type":"plain_text","text":"A"},"value":"a","url":"https://evil.example/a"}]}],` +
+				`"initial_option":{"text":{"type":"plain_text","text":"A"},"value":"a","url":"https://evil.example/a"}}},` +
+				`{"type":"actions","elements":[{"type":"multi_static_select","action_id":"m","options":[{"text":{"type":"plain_text","text":"B"},"value":"b","url":"http://evil.example/b"}],` +
+				`"initial_options":[{"text":{"type":"plain_text","text":"B"},"value":"b","url":"http://evil.example/b"}]},` +
+				`{"type":"external_select","action_id":"e","initial_option":{"text":{"type":"plain_text","text":"C"},"value":"c","url":"https://evil.example/c"}}]}]`,
+			want: []string{`"type":"static_select"`, `"type":"multi_static_select"`, `"type":"external_select"`, `"text":"pick"`,
+				"<https://evil.example/a|A> (evil.example)", "<http://evil.example/b|B> (evil.example)", "<https://evil.example/c|C> (evil.example)"},
+			once:      []string{"evil.example/a", "evil.example/b"},
+			forbidden: []string{`"url"`}},
+		{name: "a hundred untrusted option urls add one section of the links it holds",
+			blocks: `[{"type":"actions","elements":[{"type":"static_select","action_id":"s","options":[` + manyOptions(100, "https://evil.example/") + `]}]}]`,
+			want:   []string{`<https://evil.example/0|option 0> (evil.example)\n<https://evil.example/1|option 1> (evil.example)`},
+			once:   []string{`"type":"section"`, `"value":"99"`}, forbidden: []string{`"url"`, "evil.example/99|"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -154,6 +189,11 @@ func TestVoiceKeepsWhatTheMessageMayDoAndRewritesTheRest(t *testing.T) {
 			for _, w := range c.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("want %s in\n%s", w, got)
+				}
+			}
+			for _, o := range c.once {
+				if n := strings.Count(got, o); n != 1 {
+					t.Errorf("%s is %d times in\n%s", o, n, got)
 				}
 			}
 			for _, f := range c.forbidden {

@@ -54,6 +54,10 @@ type Options struct {
 	// (event dedup, a thread lease, a session slot) retries a failing store
 	// before the bot decides without it; 0 means DefaultStorePatience.
 	StorePatience time.Duration
+	// ChannelRefresh is how often the channel directory that rules by name
+	// resolve through is read again with conversations.list, forgetting
+	// what it learned before; 0 (or less) means every 30 minutes.
+	ChannelRefresh time.Duration
 }
 
 // Thread names where a session answers.
@@ -83,6 +87,9 @@ type Bot struct {
 	leaseTTL time.Duration
 	health   storeHealth   // the state store's failures, logged once per kind
 	patience time.Duration // Options.StorePatience
+	// refreshChannels is how often the channel directory is read again
+	// (Options.ChannelRefresh).
+	refreshChannels time.Duration
 
 	metrics   *telemetry.Metrics
 	tracer    *telemetry.Tracer
@@ -147,6 +154,10 @@ func New(o Options) (*Bot, error) {
 		running:  map[string]*run{}, threads: map[string]chan struct{}{},
 		names:        map[string]string{},
 		feedbackHook: o.OnFeedback,
+	}
+	b.refreshChannels = channelRefresh
+	if o.ChannelRefresh > 0 {
+		b.refreshChannels = o.ChannelRefresh
 	}
 	if _, err := b.defaultAgent(); err != nil {
 		return nil, err

@@ -22,8 +22,9 @@ import (
 // bot is not in) matches no rule by name, and is denied while any deny
 // rule is by name.
 
-// channelRefresh is how often the directory is read again; what it held
-// before is forgotten then, so a name it learned expires.
+// channelRefresh is how often the directory is read again unless
+// Options.ChannelRefresh says otherwise; what it held before is forgotten
+// then, so a name it learned expires.
 const channelRefresh = 30 * time.Minute
 
 // channelLookupTimeout bounds the conversations.info call for a channel the
@@ -87,10 +88,10 @@ func (d *directory) replace(names map[string]string) {
 	d.loading, d.recent = false, nil
 }
 
-// keepChannels reads the directory at once and every channelRefresh until
-// ctx ends.
+// keepChannels reads the directory at once and every b.refreshChannels
+// until ctx ends.
 func (b *Bot) keepChannels(ctx context.Context) {
-	t := time.NewTicker(channelRefresh)
+	t := time.NewTicker(b.refreshChannels)
 	defer t.Stop()
 	for {
 		b.channels.begin()
@@ -141,7 +142,8 @@ func (b *Bot) listChannels(ctx context.Context, types []string) (map[string]stri
 }
 
 // channelName is a channel's name, and whether it is known: the directory,
-// else conversations.info (remembered until the next refresh). A direct
+// else conversations.info (remembered until the next refresh). A lookup
+// that fails is not remembered, so the next request asks again. A direct
 // message has no name, and is known.
 func (b *Bot) channelName(ctx context.Context, id string) (string, bool) {
 	if strings.HasPrefix(id, "D") {

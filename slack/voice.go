@@ -16,10 +16,10 @@ import (
 // its way out (send, progress updates, ephemeral): broadcasts notify
 // only when the agent allows them, a user mention notifies only the people
 // its agent's mentions policy names, disguised links show their target,
-// buttons and images off slack.trusted_hosts become links, and only the
-// headend's own controls carry its action ids. A message with no request
-// behind it (a refusal, a note on an abandoned progress message) gets the
-// strictest voice: nothing notifies anyone.
+// buttons, menu options' urls and images off slack.trusted_hosts become
+// links, and only the headend's own controls carry its action ids. A
+// message with no request behind it (a refusal, a note on an abandoned
+// progress message) gets the strictest voice: nothing notifies anyone.
 
 // reservedActions are the action ids the headend answers to. Only its own
 // controls (blockkit.Message.Controls) may carry them.

@@ -100,6 +100,15 @@ func (s *Server) RenameChannel(id, name string) {
 	s.notify()
 }
 
+// RenameChannelQuietly renames a channel without delivering any event, as
+// when the bot's connection was down while it was renamed.
+func (s *Server) RenameChannelQuietly(id, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ensureChannel(id).name = name
+	s.notify()
+}
+
 // conversationsList lists the conversations of the types asked for
 // (public_channel by default), ids in order, private channels only where
 // the bot is a member, paged by cursor.
