@@ -63,12 +63,12 @@ func (s *session) runTools(ctx context.Context, calls []llm.ToolCall, final bool
 }
 
 // dispatch runs one call — a built-in or a shared tool — and reports it as
-// events. parent is the batch's call ID for calls inside agent__batch.
+// events; op is the call's node in the operation tree. parent is the
+// batch's call ID for calls inside agent__batch.
 //
 // room is the tokens the call's result may take in the next request; a
 // larger result is stored behind a handle (see resultPolicy).
-func (s *session) dispatch(ctx context.Context, c *llm.ToolCall, under *Op, parent string, room int) callOutcome {
-	op := under.child("tool", c.Name, s.now())
+func (s *session) dispatch(ctx context.Context, c *llm.ToolCall, op *Op, parent string, room int) callOutcome {
 	info := ToolInfo{ID: c.ID, Name: c.Name, ArgBytes: len(c.Arguments), Parent: parent}
 	started := info
 	s.emit(Event{Kind: EventToolStarted, Op: op, Tool: &started})

@@ -202,6 +202,13 @@ func (o *Op) finish(ok bool, now time.Time) {
 	o.mu.Unlock()
 }
 
+// ended reports whether the node has finished.
+func (o *Op) ended() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return !o.end.IsZero()
+}
+
 func (o *Op) rename(name string) {
 	o.mu.Lock()
 	o.name = name

@@ -82,7 +82,8 @@ type harness struct {
 	runner *Runner
 	agent  *config.Agent
 	events *eventLog
-	format string // Input.Format
+	format string   // Input.Format
+	watch  Observer // also receives the session's events, after events
 }
 
 type option func(*harnessConfig)
@@ -207,7 +208,7 @@ func (h *harness) runCtx(ctx context.Context, prompt string) *Result {
 	h.t.Helper()
 	done := make(chan *Result, 1)
 	go func() {
-		done <- h.runner.Run(ctx, Input{Agent: h.agent, Prompt: prompt, Format: h.format, Observer: h.events.observe})
+		done <- h.runner.Run(ctx, Input{Agent: h.agent, Prompt: prompt, Format: h.format, Observer: Tee(h.events.observe, h.watch)})
 	}()
 	var res *Result
 	select {

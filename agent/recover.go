@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/slackbot/slackbot/llm"
+	"github.com/slackbot/slackbot/tools"
 )
 
 // A panic — in the loop, an observer, a built-in or a sub-agent — ends
@@ -46,8 +48,11 @@ func (r *Runner) runRecovered(ctx context.Context, s *session) (res *Result, h *
 }
 
 // dispatchRecovered is dispatch, with a panic during the call turned into
-// the call's error result.
+// the call's error result. The call is still reported finished, as failed,
+// so that no view of the session shows it running on.
 func (s *session) dispatchRecovered(ctx context.Context, c *llm.ToolCall, under *Op, parent string, room int) (out callOutcome) {
+	start := s.now()
+	op := under.child("tool", c.Name, start)
 	defer func() {
 		p := recover()
 		if p == nil {
@@ -58,6 +63,26 @@ func (s *session) dispatchRecovered(ctx context.Context, c *llm.ToolCall, under 
 				zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
 		}
 		out = callOutcome{fmt.Sprintf("The call to %s failed: the bot hit an internal error while running it.", c.Name), true}
+		s.endPanicked(op, c, parent, start, out)
 	}()
-	return s.dispatch(ctx, c, under, parent, room)
+	return s.dispatch(ctx, c, op, parent, room)
+}
+
+// endPanicked finishes the node of a call that panicked and reports its
+// end, unless dispatch had already done so before the panic.
+func (s *session) endPanicked(op *Op, c *llm.ToolCall, parent string, start time.Time, out callOutcome) {
+	if op.ended() {
+		return
+	}
+	now := s.now()
+	op.finish(false, now)
+	s.mu.Lock()
+	s.toolCalls++
+	s.mu.Unlock()
+	info := ToolInfo{ID: c.ID, Name: c.Name, ArgBytes: len(c.Arguments), ResultBytes: len(out.content), Latency: now.Sub(start),
+		Failure: string(tools.FailPanic), Err: "panic; the stack is in the log", Parent: parent}
+	// An observer that panics again on this event is the bug already
+	// logged: the call's error result stands.
+	defer func() { _ = recover() }()
+	s.emit(Event{Kind: EventToolFinished, Op: op, Tool: &info})
 }
