@@ -18,8 +18,8 @@ const progressShare = 0.6
 // Pacer spreads chat.update's budget over the progress messages being
 // kept fresh: with n of them and a budget of r calls a second, each is
 // refreshed at most every n / (progressShare × r), and never more often
-// than Base. The Transport's queue is first come, first
-// served within a Priority, so at that pace every session gets its turn.
+// than Base. The Transport's queue is first come, first served within a
+// priority, so at that pace every session gets its turn.
 // n counts the progress messages of every replica sharing the state store
 // (see Count), or this replica's alone when that is more.
 type Pacer struct {
