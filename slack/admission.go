@@ -11,6 +11,7 @@ import (
 
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm"
+	"github.com/slackbot/slackbot/slack/ratelimit"
 )
 
 // Admission: a question the rules let through still has to fit before it
@@ -198,7 +199,7 @@ func (ad *admission) release() {
 // refuse tells the asker, and only them, why their question gets no
 // session.
 func (b *Bot) refuse(ctx context.Context, req request, text string) {
-	if err := b.ephemeral(withPriority(ctx, prioNote), req.channel, req.user, "", text); err != nil {
+	if err := b.ephemeral(ratelimit.WithPriority(ctx, ratelimit.Note), req.channel, req.user, "", text); err != nil {
 		b.log.Debug("refusal not posted", zap.Error(slackError(err)))
 	}
 }

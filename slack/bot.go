@@ -24,6 +24,7 @@ import (
 
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/slack/ratelimit"
 	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/telemetry"
 )
@@ -95,8 +96,8 @@ type Bot struct {
 	tracer    *telemetry.Tracer
 	connected atomic.Bool // the Socket Mode connection is up
 
-	limiter *limiter // every Web API call waits here for its rate budget
-	pace    *pacer   // how often progress messages may be refreshed
+	limiter *ratelimit.Transport // every Web API call waits here for its rate budget
+	pace    *ratelimit.Pacer     // how often progress messages may be refreshed
 
 	botUserID, botID, teamID string
 
@@ -170,9 +171,10 @@ func New(o Options) (*Bot, error) {
 	// The metrics sit nearest the network, so they see every attempt and
 	// every 429; the limiter in front of them decides when a call may go.
 	hc.Transport = o.Metrics.SlackTransport(hc.Transport)
-	b.limiter = newLimiter(hc.Transport, st, limits, realClock{}, log)
+	b.limiter = ratelimit.New(ratelimit.Options{Next: hc.Transport, Shared: st, Local: state.NewMemory(),
+		Limits: limits, Wire: slackCallTimeout, Log: log, Cause: state.Cause})
 	hc.Transport = b.limiter
-	b.pace = &pacer{base: cfg.ProgressInterval.D(), rate: func() float64 { return b.limiter.rate("chat.update") }}
+	b.pace = &ratelimit.Pacer{Base: cfg.ProgressInterval.D(), Rate: func() float64 { return b.limiter.Rate("chat.update") }, Cause: state.Cause}
 	b.metrics.WatchBudgets(b.budgets)
 	b.api = slackapi.New(cfg.BotToken.Reveal(), slackapi.OptionAPIURL(cfg.APIURL),
 		slackapi.OptionAppLevelToken(cfg.AppToken.Reveal()), slackapi.OptionHTTPClient(hc))
@@ -189,7 +191,7 @@ func (b *Bot) Run(ctx context.Context) error {
 		return fmt.Errorf("slack auth.test: %w", slackError(err))
 	}
 	b.botUserID, b.botID, b.teamID, b.enterpriseID = auth.UserID, auth.BotID, auth.TeamID, auth.EnterpriseID
-	b.limiter.setWorkspace(auth.TeamID)
+	b.limiter.SetWorkspace(auth.TeamID)
 	b.log.Info("slack connected as", zap.String("bot_user", auth.UserID), zap.String("team", auth.Team))
 
 	b.work, b.stopWork = context.WithCancel(context.WithoutCancel(ctx))
@@ -209,7 +211,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	connCtx, disconnect := context.WithCancel(ctx)
 	defer disconnect()
 	var loops sync.WaitGroup
-	loops.Go(func() { b.pace.count(connCtx, b.state, b.teamID, b.log) })
+	loops.Go(func() { b.pace.Count(connCtx, b.state, b.teamID, b.log) })
 	loops.Go(func() { b.keepChannels(connCtx) })
 	loops.Add(2)
 	go func() {
@@ -340,11 +342,8 @@ func httpClient() *http.Client {
 // RateStats reports how the bot spends its Slack rate budgets: calls, 429s
 // and queue waits per Web API method, each budget's use, and the pace of
 // progress refreshes.
-func (b *Bot) RateStats() RateStats {
-	b.pace.mu.Lock()
-	live := b.pace.live
-	b.pace.mu.Unlock()
-	return RateStats{Methods: b.limiter.stats(), LiveProgress: live, ProgressInterval: b.pace.interval()}
+func (b *Bot) RateStats() ratelimit.Stats {
+	return ratelimit.Stats{Methods: b.limiter.Methods(), LiveProgress: b.pace.Live(), ProgressInterval: b.pace.Interval()}
 }
 
 // budgets is RateStats for the metrics, methods in name order.

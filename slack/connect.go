@@ -9,6 +9,7 @@ import (
 
 	slackapi "github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
+	"github.com/slackbot/slackbot/slack/ratelimit"
 	"go.uber.org/zap"
 )
 
@@ -158,7 +159,7 @@ func (b *Bot) ownOrg(ctx context.Context, user, team, enterprise string) bool {
 // that the bot does not answer them.
 func (b *Bot) refuseForeign(ctx context.Context, channel, user string) {
 	b.log.Info("request from another organisation refused", zap.String("channel", channel), zap.String("user", user))
-	if err := b.ephemeral(withPriority(ctx, prioNote), channel, user, "", foreignRefusal); err != nil {
+	if err := b.ephemeral(ratelimit.WithPriority(ctx, ratelimit.Note), channel, user, "", foreignRefusal); err != nil {
 		b.log.Debug("refusal not posted", zap.Error(slackError(err)))
 	}
 }

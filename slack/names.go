@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/slackbot/slackbot/slack/ratelimit"
 )
 
 // Names in a thread's history — each person's, and the <@U…> mentions in
@@ -43,7 +45,7 @@ func (n *nameBook) name(ctx context.Context, id string) string {
 		return id
 	}
 	n.left--
-	lctx, cancel := context.WithTimeout(withPriority(ctx, prioFirst), nameLookupTimeout)
+	lctx, cancel := context.WithTimeout(ratelimit.WithPriority(ctx, ratelimit.First), nameLookupTimeout)
 	defer cancel()
 	u, err := b.api.GetUserInfoContext(lctx, id)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/blockkit"
+	"github.com/slackbot/slackbot/slack/ratelimit"
 )
 
 // progress is a session's progress message: posted when the session is
@@ -95,7 +96,7 @@ func (p *progress) beginWith(ctx context.Context, headline string) {
 	if begun {
 		return
 	}
-	mctx, cancel := context.WithCancel(withPriority(b.cosmeticCtx(ctx), prioCosmetic))
+	mctx, cancel := context.WithCancel(ratelimit.WithPriority(b.cosmeticCtx(ctx), ratelimit.Cosmetic))
 	marked := make(chan struct{})
 	p.mu.Lock()
 	p.marked, p.unmark = marked, cancel
@@ -115,7 +116,7 @@ func (p *progress) beginWith(ctx context.Context, headline string) {
 			}
 		}
 	})
-	ts, err := b.send(withPriority(ctx, prioFirst), p.req.channel, p.req.threadTS, "", p.render(headline))
+	ts, err := b.send(ratelimit.WithPriority(ctx, ratelimit.First), p.req.channel, p.req.threadTS, "", p.render(headline))
 	if err != nil {
 		b.log.Warn("progress message not posted", zap.Error(slackError(err)))
 		return
@@ -163,7 +164,7 @@ func (p *progress) unreact() {
 		if !reacted {
 			return
 		}
-		ctx, cancel := context.WithTimeout(withPriority(b.cosmeticCtx(b.work), prioCosmetic), cosmeticPatience)
+		ctx, cancel := context.WithTimeout(ratelimit.WithPriority(b.cosmeticCtx(b.work), ratelimit.Cosmetic), cosmeticPatience)
 		defer cancel()
 		if ctx.Err() != nil {
 			return
@@ -176,7 +177,7 @@ func (p *progress) unreact() {
 
 // queued says the session waits for a free slot.
 func (p *progress) queued(ctx context.Context) {
-	p.update(withPriority(ctx, prioFirst), p.render(queuedHeadline))
+	p.update(ratelimit.WithPriority(ctx, ratelimit.First), p.render(queuedHeadline))
 }
 
 // start runs the updater until stop. It refreshes a changed message at
@@ -184,12 +185,12 @@ func (p *progress) queued(ctx context.Context) {
 // sessions share chat.update's budget. A refresh waiting for budget is
 // abandoned by stop; one already sent is waited for.
 func (p *progress) start() {
-	ctx, cancel := context.WithCancel(withPriority(p.b.work, prioRefresh))
+	ctx, cancel := context.WithCancel(ratelimit.WithPriority(p.b.work, ratelimit.Refresh))
 	p.cancel = cancel
-	p.b.pace.join()
+	p.b.pace.Join()
 	go func() {
 		defer close(p.finished)
-		defer p.b.pace.leave()
+		defer p.b.pace.Leave()
 		tick := time.NewTicker(p.b.cfg.ProgressInterval.D())
 		defer tick.Stop()
 		last := time.Now()
@@ -199,7 +200,7 @@ func (p *progress) start() {
 				return
 			case <-tick.C:
 			}
-			iv := p.b.pace.interval()
+			iv := p.b.pace.Interval()
 			if time.Since(last) < iv {
 				continue
 			}
@@ -256,7 +257,7 @@ func (p *progress) conclude(ctx context.Context, m blockkit.Message) {
 	if ts == "" {
 		return
 	}
-	base := withPriority(context.WithoutCancel(ctx), prioNote)
+	base := ratelimit.WithPriority(context.WithoutCancel(ctx), ratelimit.Note)
 	ectx, cancel := context.WithTimeout(base, concludeEdit)
 	_, err := p.b.send(ectx, p.req.channel, "", ts, m)
 	cancel()
@@ -306,12 +307,12 @@ func (p *progress) replaceWith(ctx context.Context, msgs []blockkit.Message) err
 	defer p.unreact()
 	ts := p.messageTS()
 	b := p.b
-	actx := withPriority(ctx, prioAnswer)
+	actx := ratelimit.WithPriority(ctx, ratelimit.Answer)
 	if ts == "" {
 		_, err := b.deliver(actx, p.req.channel, p.req.threadTS, "", msgs)
 		return err
 	}
-	if paid, ok := b.limiter.takeNow(actx, "chat.update", p.req.channel, prioAnswer); ok {
+	if paid, ok := b.limiter.TakeNow(actx, "chat.update", p.req.channel, ratelimit.Answer); ok {
 		replaced, err := b.deliver(paid, p.req.channel, p.req.threadTS, ts, msgs)
 		if err == nil || replaced {
 			return err
@@ -328,7 +329,7 @@ func (p *progress) replaceWith(ctx context.Context, msgs []blockkit.Message) err
 // it is over; an unposted answer's message that cannot be edited is
 // deleted, so no Stop button stays live.
 func (p *progress) settle(ctx context.Context, ts string, answered bool) {
-	sctx := withPriority(ctx, prioSettle)
+	sctx := ratelimit.WithPriority(ctx, ratelimit.Settle)
 	if answered {
 		err := p.remove(sctx, ts)
 		if err == nil {

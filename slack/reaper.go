@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/slackbot/slackbot/blockkit"
+	"github.com/slackbot/slackbot/slack/ratelimit"
 	"github.com/slackbot/slackbot/state"
 )
 
@@ -139,7 +140,7 @@ func (b *Bot) ownerGone(ctx context.Context, owner string) (gone, ok bool) {
 // too; one that could not be edited for now is tried again at the next
 // sweep.
 func (b *Bot) settleOrphan(ctx context.Context, p state.Progress) {
-	sctx, cancel := context.WithTimeout(withPriority(ctx, prioSettle), concludeEdit)
+	sctx, cancel := context.WithTimeout(ratelimit.WithPriority(ctx, ratelimit.Settle), concludeEdit)
 	_, err := b.send(sctx, p.Channel, "", p.TS, abandonedMessage())
 	cancel()
 	if err != nil && !isSlackErr(err, "message_not_found", "channel_not_found", "is_archived", "cant_update_message") {

@@ -17,6 +17,7 @@ import (
 	"github.com/slackbot/slackbot/blockkit"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm"
+	"github.com/slackbot/slackbot/slack/ratelimit"
 	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/tools"
 )
@@ -353,7 +354,7 @@ func (b *Bot) stop(ctx context.Context, value, user, channel string) {
 		b.sessions.Add(1)
 		go func() {
 			defer b.sessions.Done()
-			_ = b.ephemeral(withPriority(b.work, prioNote), channel, user, "", stopRefusal)
+			_ = b.ephemeral(ratelimit.WithPriority(b.work, ratelimit.Note), channel, user, "", stopRefusal)
 		}()
 		return
 	}
@@ -461,7 +462,7 @@ func (b *Bot) route(ctx context.Context, req request) (*config.Agent, string) {
 
 // reject tells the asker, and only them, that the bot will not answer here.
 func (b *Bot) reject(ctx context.Context, req request) {
-	err := b.ephemeral(withPriority(ctx, prioNote), req.channel, req.user, "", b.cfg.RejectionMessage)
+	err := b.ephemeral(ratelimit.WithPriority(ctx, ratelimit.Note), req.channel, req.user, "", b.cfg.RejectionMessage)
 	if err != nil {
 		b.log.Debug("rejection not posted", zap.Error(slackError(err)))
 	}

@@ -1,4 +1,4 @@
-package slack
+package ratelimit
 
 import (
 	"context"
@@ -31,7 +31,7 @@ func slackAnswering429Once(t *testing.T, retryAfter string) string {
 
 // callThrough makes one chat.update call through the limiter and returns
 // its status.
-func callThrough(t *testing.T, l *limiter, base string) int {
+func callThrough(t *testing.T, l *Transport, base string) int {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, base+"/api/chat.update", strings.NewReader("channel=C1"))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -53,7 +53,7 @@ func TestARetryAfterOfFiveSecondsStillRefusesACallTwoSecondsLater(t *testing.T) 
 		t.Fatal("the server did not answer 429")
 	}
 	take := func() bool {
-		_, ok := l.takeNow(context.Background(), "chat.update", "", prioAnswer)
+		_, ok := l.TakeNow(context.Background(), "chat.update", "", Answer)
 		return ok
 	}
 	clk.advance(2 * time.Second)
@@ -81,7 +81,7 @@ func TestAfterA429TheBucketRefillsAtTheLoweredRate(t *testing.T) {
 		t.Fatal("the server did not answer 429")
 	}
 	take := func() bool {
-		_, ok := l.takeNow(context.Background(), "chat.update", "", prioAnswer)
+		_, ok := l.TakeNow(context.Background(), "chat.update", "", Answer)
 		return ok
 	}
 	// The rate is halved to one token every 2 s: 1 s after the 429 (the

@@ -1,16 +1,13 @@
-package slack
+package ratelimit
 
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"strconv"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
-
-	"github.com/slackbot/slackbot/state"
 )
 
 // progressShare is the share of chat.update's budget that progress
@@ -18,17 +15,25 @@ import (
 // place, "queued" and "interrupted" notes, and the slack that bursts need.
 const progressShare = 0.6
 
-// pacer spreads chat.update's budget over the progress messages being
+// Pacer spreads chat.update's budget over the progress messages being
 // kept fresh: with n of them and a budget of r calls a second, each is
 // refreshed at most every n / (progressShare × r), and never more often
-// than slack.progress_interval. The limiter's queue is first come, first
-// served within a priority, so at that pace every session gets its turn.
+// than Base. The Transport's queue is first come, first served within a
+// priority, so at that pace every session gets its turn.
 // n counts the progress messages of every replica sharing the state store
-// (see count), or this replica's alone when that is more.
-type pacer struct {
-	base time.Duration
-	rate func() float64 // chat.update's budget now, calls a second; 0 when unlimited
-	beat time.Duration  // how often the replicas count together; 0 means fleetBeat
+// (see Count), or this replica's alone when that is more.
+type Pacer struct {
+	// Base is the least time between two refreshes of one progress
+	// message, however light the load.
+	Base time.Duration
+	// Rate is chat.update's budget now, calls a second (Transport.Rate);
+	// nil or 0 when unlimited.
+	Rate func() float64
+	// Beat is how often the replicas count together; fleetBeat when zero.
+	Beat time.Duration
+	// Cause renders the store's errors for the log without hosts or
+	// secrets; nil logs no cause.
+	Cause func(error) string
 
 	mu    sync.Mutex
 	live  int // this replica's progress messages
@@ -44,12 +49,21 @@ const fleetBeat = time.Second
 // until the store counts again.
 const fleetStale = 3
 
-// count keeps fleet up to date until ctx ends. Once a beat, each replica
-// adds its own count to that beat's counter in the store and reads the
-// previous beat's total, to which every replica added once. A count that
+// Counters are counters shared by the replicas, that expire.
+type Counters interface {
+	// Add adds delta to the counter key and returns the new total; an
+	// absent or expired counter starts at 0 and expires ttl later.
+	Add(ctx context.Context, key string, delta float64, ttl time.Duration) (float64, error)
+	// Get returns the counter key, 0 when it is absent or expired.
+	Get(ctx context.Context, key string) (float64, error)
+}
+
+// Count keeps the fleet's count up to date until ctx ends. Once a beat,
+// each replica adds its own count to that beat's counter in st and reads
+// the previous beat's total, to which every replica added once. A count that
 // takes longer than a beat is given up: it would be out of date.
-func (p *pacer) count(ctx context.Context, st state.Store, team string, log *zap.Logger) {
-	beatLen := cmp.Or(p.beat, fleetBeat)
+func (p *Pacer) Count(ctx context.Context, st Counters, team string, log *zap.Logger) {
+	beatLen := cmp.Or(p.Beat, fleetBeat)
 	t := time.NewTicker(beatLen / 4)
 	defer t.Stop()
 	last := int64(-1)
@@ -80,7 +94,7 @@ func (p *pacer) count(ctx context.Context, st state.Store, team string, log *zap
 			if ctx.Err() != nil {
 				return
 			}
-			log.Debug("progress messages not counted across replicas", zap.String("error", state.Cause(err)))
+			log.Debug("progress messages not counted across replicas", causeField(p.Cause, err))
 			if time.Since(counted) >= fleetStale*beatLen {
 				p.mu.Lock()
 				p.fleet = 0
@@ -95,25 +109,38 @@ func (p *pacer) count(ctx context.Context, st state.Store, team string, log *zap
 	}
 }
 
-func (p *pacer) join() {
+// Join counts one more progress message kept fresh.
+func (p *Pacer) Join() {
 	p.mu.Lock()
 	p.live++
 	p.mu.Unlock()
 }
 
-func (p *pacer) leave() {
+// Leave counts one progress message fewer.
+func (p *Pacer) Leave() {
 	p.mu.Lock()
 	p.live--
 	p.mu.Unlock()
 }
 
-// interval is the least time between two refreshes of one progress
+// Live is how many progress messages this replica keeps fresh.
+func (p *Pacer) Live() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.live
+}
+
+// Interval is the least time between two refreshes of one progress
 // message at the current load.
-func (p *pacer) interval() time.Duration {
+func (p *Pacer) Interval() time.Duration {
 	p.mu.Lock()
 	live := max(p.live, p.fleet)
 	p.mu.Unlock()
-	return stretch(p.base, live, p.rate())
+	rate := 0.0
+	if p.Rate != nil {
+		rate = p.Rate()
+	}
+	return stretch(p.Base, live, rate)
 }
 
 // stretch is the refresh interval of each of live progress messages
@@ -124,13 +151,4 @@ func stretch(base time.Duration, live int, rate float64) time.Duration {
 	}
 	iv := time.Duration(float64(live) / (progressShare * rate) * float64(time.Second))
 	return max(base, iv)
-}
-
-// slowed says, for the progress message, that updates come less often
-// than configured; "" when they do not.
-func slowed(base, iv time.Duration) string {
-	if iv <= base*3/2 || iv < 2*time.Second {
-		return ""
-	}
-	return fmt.Sprintf("busy: updates every %d s", int(iv.Round(time.Second)/time.Second))
 }

@@ -1,7 +1,29 @@
-package slack
+// Package ratelimit budgets the bot's Slack Web API calls. Its Transport
+// stands in front of slack-go's HTTP client and lets each call go when its
+// method's token bucket has a token, by priority; its Pacer spreads
+// chat.update's budget over the progress messages being kept fresh.
+//
+// The Transport reads the method from the URL and, for methods budgeted
+// per channel, the channel from the form body, and waits for a token of
+// that method's budget (method × workspace, or method × channel) before
+// the call leaves. The buckets live in a shared store (Buckets), so
+// replicas sharing a store share one workspace's budget.
+//
+// Calls waiting for the same bucket queue by priority, oldest first within
+// a priority, and a low priority may only take a token while the bucket
+// keeps a reserve for the higher ones: a final answer never queues behind
+// a progress refresh, and refreshes cannot drain the budget answers need.
+// A 429 teaches the limiter: the bucket is closed for Retry-After, and its
+// rate halved for a minute (and again at each further 429).
+//
+// The time a call waits in the queue is not part of its time on the wire:
+// each call gets Options.Wire from the moment its token is taken, and
+// only the caller's own context bounds its wait.
+package ratelimit
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -16,86 +38,43 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/slackbot/slackbot/config"
-	"github.com/slackbot/slackbot/state"
 )
 
-// The rate limiter stands in front of every Web API call the bot makes, as
-// the RoundTripper of slack-go's HTTP client: it reads the method from the
-// URL and, for methods budgeted per channel, the channel from the form
-// body, and waits for a token of that method's budget (method × workspace,
-// or method × channel) before the call leaves. The buckets live in the
-// state store, so replicas sharing a store share one workspace's budget.
-//
-// Calls waiting for the same bucket queue by priority, oldest first within
-// a priority, and a low priority may only take a token while the bucket
-// keeps a reserve for the higher ones: a final answer never queues behind
-// a progress refresh, and refreshes cannot drain the budget answers need.
-// A 429 teaches the limiter: the bucket is closed for Retry-After, and its
-// rate halved for a minute (and again at each further 429).
-//
-// The time a call waits in the queue is not part of its time on the wire:
-// each call gets slackCallTimeout from the moment its token is taken, and
-// only the caller's own context bounds its wait.
-
-// priority orders calls waiting for the same budget; lower goes first.
-type priority int
-
-const (
-	prioAnswer   priority = iota // a final answer and its continuation messages
-	prioNote                     // error, "stopped" and "interrupted" notes, refusals
-	prioFirst                    // the first progress message, "queued", reads before a session
-	prioSettle                   // settling a progress message an answer made stale
-	prioRefresh                  // progress refreshes
-	prioCosmetic                 // reactions and the assistant status
-	numPriorities
-)
-
-// reserve is the share of a bucket's burst that a priority must leave in
-// it: refreshes and cosmetic calls stop while answers could still use it.
-var reserve = [numPriorities]float64{prioSettle: 0.2, prioRefresh: 0.3, prioCosmetic: 0.5}
-
-// callKey is the context key of a call's options.
-type callKey struct{}
-
-// callOpts ride on a request's context from the code that makes the call.
-type callOpts struct {
-	prio priority
-	// paid, when set and true, is a token already taken (by takeNow) for
-	// the next call of this context; the call spends it instead of waiting.
-	paid *paid
+// Buckets are token buckets, shared by the replicas or kept by one.
+type Buckets interface {
+	// Take takes one token from the token bucket key when more than keep
+	// tokens are in it, and returns 0. Otherwise it takes nothing and
+	// returns how long until the bucket will hold keep+1. The bucket
+	// holds at most burst tokens, gains rate tokens a second and starts
+	// full.
+	Take(ctx context.Context, key string, rate float64, burst, keep int) (time.Duration, error)
 }
 
-// paid is a token taken ahead of the call that spends it.
-type paid struct {
-	mu     sync.Mutex
-	method string
-	ok     bool
-}
+// DefaultWire is Options.Wire when it is zero.
+const DefaultWire = 30 * time.Second
 
-// spend reports whether a token for method was paid, and uses it up.
-func (p *paid) spend(method string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ok && p.method == method {
-		p.ok = false
-		return true
-	}
-	return false
-}
-
-// withPriority marks the Web API calls made with ctx.
-func withPriority(ctx context.Context, p priority) context.Context {
-	o, _ := ctx.Value(callKey{}).(callOpts)
-	o.prio = p
-	return context.WithValue(ctx, callKey{}, o)
-}
-
-func optsOf(ctx context.Context) callOpts {
-	o, ok := ctx.Value(callKey{}).(callOpts)
-	if !ok {
-		o.prio = prioFirst
-	}
-	return o
+// Options configure a Transport.
+type Options struct {
+	// Next makes the calls once their budget lets them go.
+	Next http.RoundTripper
+	// Shared are the buckets every replica takes from (the state store).
+	Shared Buckets
+	// Local are this process's own buckets, used while Shared fails; New
+	// panics without them.
+	Local Buckets
+	// Limits are the budgets by Web API method; other methods are not
+	// limited.
+	Limits map[string]config.RateLimit
+	// Wire bounds a call from the moment its token is taken to the end of
+	// its answer; the caller's deadline, when earlier, still holds.
+	// DefaultWire when zero.
+	Wire time.Duration
+	// Log is told when Shared fails and when it answers again; nil logs
+	// nothing.
+	Log *zap.Logger
+	// Cause renders Shared's errors for the log without hosts or secrets;
+	// nil logs no cause.
+	Cause func(error) string
 }
 
 // clock is the limiter's time, injected by its tests.
@@ -122,18 +101,18 @@ type limit struct {
 	perChannel bool
 }
 
-// limiter budgets the Web API calls; see the comment at the top.
-type limiter struct {
+// Transport is an http.RoundTripper that budgets the Web API calls; see
+// the package comment. Make one with New.
+type Transport struct {
 	next  http.RoundTripper
-	store state.Store
-	local *state.Memory // when the store fails, this process's own buckets
+	store Buckets // shared by the replicas
+	local Buckets // when the store fails, this process's own buckets
 	clock clock
-	// wire bounds a call from the moment its token is taken to the end of
-	// its answer (slackCallTimeout); the caller's deadline, when earlier,
-	// still holds.
-	wire     time.Duration
-	health   storeBreaker // whether the store is asked, l.mu held
+	wire  time.Duration
+	// health is whether the store is asked, l.mu held.
+	health   storeBreaker
 	log      *zap.Logger
+	cause    func(error) string
 	limits   map[string]limit
 	mu       sync.Mutex
 	team     string
@@ -150,7 +129,7 @@ const pruneEvery = 1024
 // prune forgets the queues of buckets nobody waits for, that learnt
 // nothing from a 429 and were not used in the last two minutes (one per
 // channel the bot ever posted in would otherwise pile up); l.mu held.
-func (l *limiter) prune(now time.Time) {
+func (l *Transport) prune(now time.Time) {
 	for k, q := range l.queues {
 		q.used.roll(now)
 		if len(q.waiting) == 0 && q.penalty == 1 && !now.Before(q.closedUntil) && q.used.cur == 0 && q.used.prev == 0 {
@@ -170,28 +149,40 @@ type queue struct {
 }
 
 type waiter struct {
-	prio priority
+	prio Priority
 	seq  uint64
 	wake chan struct{}
 }
 
 // errNoBudget is what wait returns, when told not to wait, if no token is
 // free at once.
-var errNoBudget = errors.New("slack: no rate budget left at once")
+var errNoBudget = errors.New("ratelimit: no rate budget left at once")
 
-func newLimiter(next http.RoundTripper, store state.Store, limits map[string]config.RateLimit, clk clock, log *zap.Logger) *limiter {
-	l := &limiter{next: next, store: store, clock: clk, log: log, wire: slackCallTimeout, limits: map[string]limit{},
+// New makes a Transport budgeting the calls o.Next makes.
+func New(o Options) *Transport {
+	if o.Shared == nil || o.Local == nil {
+		panic("ratelimit: Options.Shared and Options.Local must be set")
+	}
+	return newTransport(o, realClock{})
+}
+
+// newTransport is New on clk.
+func newTransport(o Options, clk clock) *Transport {
+	l := &Transport{next: o.Next, store: o.Shared, local: o.Local, clock: clk, log: o.Log, cause: o.Cause,
+		wire: cmp.Or(o.Wire, DefaultWire), limits: map[string]limit{},
 		queues: map[string]*queue{}, methods: map[string]*methodStats{}}
-	l.local = state.NewMemoryAt(clk.Now)
-	for m, rl := range limits {
+	if l.log == nil {
+		l.log = zap.NewNop()
+	}
+	for m, rl := range o.Limits {
 		l.limits[m] = limit{rate: rl.PerMinute / 60, burst: rl.Burst, perChannel: rl.Per == config.PerChannel}
 	}
 	return l
 }
 
-// setWorkspace names the workspace the budgets belong to (auth.test's
+// SetWorkspace names the workspace the budgets belong to (auth.test's
 // team), so replicas of the same app in the same workspace share them.
-func (l *limiter) setWorkspace(team string) {
+func (l *Transport) SetWorkspace(team string) {
 	l.mu.Lock()
 	l.team = team
 	l.mu.Unlock()
@@ -203,7 +194,7 @@ func (l *limiter) setWorkspace(team string) {
 // nothing the caller stopped lands later. From then on it has l.wire to
 // be answered, or less if the caller's deadline comes first; the time it
 // queued does not count against it.
-func (l *limiter) RoundTrip(req *http.Request) (*http.Response, error) {
+func (l *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	method := path.Base(req.URL.Path)
 	lim, limited := l.limits[method]
 	channel := ""
@@ -223,7 +214,7 @@ func (l *limiter) RoundTrip(req *http.Request) (*http.Response, error) {
 	waited := l.clock.Now().Sub(start)
 	var ctx context.Context
 	var cancel context.CancelFunc
-	if o.prio == prioCosmetic {
+	if o.prio == Cosmetic {
 		// What only decorates may be cut off on the wire too: the
 		// shutdown drops it rather than wait for it.
 		ctx, cancel = context.WithTimeout(req.Context(), l.wire)
@@ -240,11 +231,11 @@ func (l *limiter) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// takeNow takes a token of method's budget for channel if one is free at
+// TakeNow takes a token of method's budget for channel if one is free at
 // once; the returned context's next call of method spends it.
-func (l *limiter) takeNow(ctx context.Context, method, channel string, p priority) (context.Context, bool) {
+func (l *Transport) TakeNow(ctx context.Context, method, channel string, p Priority) (context.Context, bool) {
 	if _, ok := l.limits[method]; !ok {
-		return withPriority(ctx, p), true
+		return WithPriority(ctx, p), true
 	}
 	if l.wait(ctx, method, channel, p, true) != nil {
 		return ctx, false
@@ -255,14 +246,14 @@ func (l *limiter) takeNow(ctx context.Context, method, channel string, p priorit
 }
 
 // key is the bucket of a call.
-func (l *limiter) key(method, channel string) string {
+func (l *Transport) key(method, channel string) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.keyLocked(method, channel)
 }
 
 // keyLocked is key with l.mu held.
-func (l *limiter) keyLocked(method, channel string) string {
+func (l *Transport) keyLocked(method, channel string) string {
 	k := "slack-rate:" + l.team + ":" + method
 	if l.limits[method].perChannel {
 		k += ":" + channel
@@ -273,7 +264,7 @@ func (l *limiter) keyLocked(method, channel string) string {
 // wait queues for a token of method (in channel, where budgets are per
 // channel) at priority p. With now it does not wait: it returns
 // errNoBudget unless a token is free at once.
-func (l *limiter) wait(ctx context.Context, method, channel string, p priority, now bool) error {
+func (l *Transport) wait(ctx context.Context, method, channel string, p Priority, now bool) error {
 	lim := l.limits[method]
 	key := l.key(method, channel)
 	keep := int(reserve[p] * float64(lim.burst))
@@ -341,124 +332,8 @@ func (l *limiter) wait(ctx context.Context, method, channel string, p priority, 
 	}
 }
 
-// Asking the shared buckets. A store that stopped answering must slow
-// neither the calls nor the bot: each take from it is bounded by
-// storeTimeout, and after a failure the limiter budgets this replica alone
-// for storeCooldown, then lets one call at a time ask the store again
-// while the others go on with the local buckets.
-const (
-	storeTimeout  = 200 * time.Millisecond
-	storeCooldown = 5 * time.Second
-)
-
-// errStoreSlow is a take from the store that did not answer in time.
-var errStoreSlow = errors.New("the state store did not answer within " + storeTimeout.String())
-
-// storeBreaker is what the limiter knows of the store's health.
-type storeBreaker struct {
-	down      bool      // the last take from the store failed
-	downUntil time.Time // until then nobody asks it
-	probing   bool      // one call is asking it again
-}
-
-// take takes from the shared bucket, or from this process's own while the
-// store fails.
-func (l *limiter) take(ctx context.Context, key string, rate float64, burst, keep int) (time.Duration, error) {
-	if probe, ask := l.askStore(); ask {
-		d, err := l.storeTake(ctx, key, rate, burst, keep)
-		switch {
-		case err == nil:
-			l.storeAnswered()
-			return d, nil
-		case ctx.Err() != nil:
-			l.storeUnknown(probe)
-			return 0, ctx.Err()
-		}
-		l.storeFailed(err)
-	}
-	return l.local.Take(ctx, key, rate, burst, keep)
-}
-
-// askStore reports whether this take may ask the store, and whether it
-// is the one probe of a store that failed.
-func (l *limiter) askStore() (probe, ask bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	h := &l.health
-	switch {
-	case !h.down:
-		return false, true
-	case h.probing || l.clock.Now().Before(h.downUntil):
-		return false, false
-	}
-	h.probing = true
-	return true, true
-}
-
-// storeTake is one take from the store, given up after storeTimeout
-// whatever the store's own timeouts: an abandoned take ends on its own.
-func (l *limiter) storeTake(ctx context.Context, key string, rate float64, burst, keep int) (time.Duration, error) {
-	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
-	defer cancel()
-	type result struct {
-		d   time.Duration
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		d, err := l.store.Take(sctx, key, rate, burst, keep)
-		done <- result{d, err}
-	}()
-	select {
-	case r := <-done:
-		return r.d, r.err
-	case <-sctx.Done():
-		if ctx.Err() != nil {
-			return 0, ctx.Err()
-		}
-		return 0, errStoreSlow
-	}
-}
-
-// storeAnswered closes the breaker: the shared buckets are used again.
-func (l *limiter) storeAnswered() {
-	l.mu.Lock()
-	back := l.health.down
-	l.health = storeBreaker{}
-	l.mu.Unlock()
-	if back {
-		l.log.Info("the shared Slack rate budget answers again")
-	}
-}
-
-// storeUnknown gives up a probe whose caller left before the store
-// answered; the next take probes instead.
-func (l *limiter) storeUnknown(probe bool) {
-	if probe {
-		l.mu.Lock()
-		l.health.probing = false
-		l.mu.Unlock()
-	}
-}
-
-// storeFailed opens the breaker for storeCooldown, and says so once a
-// minute.
-func (l *limiter) storeFailed(err error) {
-	l.mu.Lock()
-	now := l.clock.Now()
-	l.health = storeBreaker{down: true, downUntil: now.Add(storeCooldown)}
-	warn := now.Sub(l.warnedAt) > time.Minute
-	if warn {
-		l.warnedAt = now
-	}
-	l.mu.Unlock()
-	if warn {
-		l.log.Warn("the shared Slack rate budget is unavailable; budgeting this replica alone", zap.String("error", state.Cause(err)))
-	}
-}
-
 // leave takes w out of its queue and wakes the next head.
-func (l *limiter) leave(q *queue, w *waiter) {
+func (l *Transport) leave(q *queue, w *waiter) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for i, x := range q.waiting {
@@ -476,7 +351,7 @@ func (l *limiter) leave(q *queue, w *waiter) {
 }
 
 // learn closes a bucket for Retry-After and lowers its rate.
-func (l *limiter) learn(q *queue, retryAfter time.Duration) {
+func (l *Transport) learn(q *queue, retryAfter time.Duration) {
 	now := l.clock.Now()
 	q.closedUntil = now.Add(max(retryAfter, time.Second))
 	q.penalty = max(q.penalty/2, minPenalty)
@@ -485,7 +360,7 @@ func (l *limiter) learn(q *queue, retryAfter time.Duration) {
 
 // rate is the budget of method now, in calls a second (lowered by recent
 // 429s); 0 when the method is not limited.
-func (l *limiter) rate(method string) float64 {
+func (l *Transport) Rate(method string) float64 {
 	lim, ok := l.limits[method]
 	if !ok || lim.perChannel {
 		return lim.rate
@@ -500,7 +375,7 @@ func (l *limiter) rate(method string) float64 {
 }
 
 // record counts a call, its wait and a 429.
-func (l *limiter) record(method, channel string, waited time.Duration, resp *http.Response) {
+func (l *Transport) record(method, channel string, waited time.Duration, resp *http.Response) {
 	key := l.key(method, channel)
 	now := l.clock.Now()
 	l.mu.Lock()

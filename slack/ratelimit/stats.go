@@ -1,12 +1,12 @@
-package slack
+package ratelimit
 
 import (
 	"time"
 )
 
-// RateStats is a snapshot of how the bot spends its Slack rate budgets,
-// for metrics: per Web API method, and the progress refresh pace.
-type RateStats struct {
+// Stats is a snapshot of how the bot spends its Slack rate budgets, for
+// metrics: per Web API method, and the progress refresh pace.
+type Stats struct {
 	Methods map[string]MethodStats
 	// LiveProgress is how many progress messages this replica keeps
 	// fresh, and ProgressInterval the least time between two refreshes of
@@ -68,8 +68,9 @@ func (w *window) lastMinute(now time.Time) float64 {
 	return float64(w.prev)*(1-into) + float64(w.cur)
 }
 
-// stats is the limiter's part of RateStats.
-func (l *limiter) stats() map[string]MethodStats {
+// Methods is the calls of each Web API method made since the Transport
+// was made, with their waits and budgets now.
+func (l *Transport) Methods() map[string]MethodStats {
 	now := l.clock.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
