@@ -47,9 +47,12 @@ func (n *nameBook) name(ctx context.Context, id string) string {
 	n.left--
 	lctx, cancel := context.WithTimeout(ratelimit.WithPriority(ctx, ratelimit.First), nameLookupTimeout)
 	defer cancel()
+	deadline, _ := lctx.Deadline()
 	u, err := b.api.GetUserInfoContext(lctx, id)
 	if err != nil {
-		if errors.Is(lctx.Err(), context.DeadlineExceeded) {
+		// The call on the wire is bounded by the same deadline and may be
+		// told a moment before lctx is: either way it ran out of time.
+		if errors.Is(err, context.DeadlineExceeded) || lctx.Err() != nil || !time.Now().Before(deadline) {
 			n.gaveUp = true
 		}
 		return id
