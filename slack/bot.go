@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	slackapi "github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 	"go.uber.org/zap"
@@ -115,9 +116,9 @@ type Bot struct {
 	closing      atomic.Bool
 
 	mu      sync.Mutex
-	running map[string]*run          // by session id, for Stop
-	threads map[string]chan struct{} // one session per thread in this process
-	names   map[string]string        // user id → display name
+	running map[string]*run                // by session id, for Stop
+	threads map[string]chan struct{}       // one session per thread in this process
+	names   *expirable.LRU[string, string] // user id → display name, nameTTL
 
 	enterpriseID string        // the bot's Enterprise Grid organisation ("" outside one)
 	teams        teams         // people's teams, for Slack Connect
@@ -153,7 +154,8 @@ func New(o Options) (*Bot, error) {
 		patience: cmp.Or(o.StorePatience, DefaultStorePatience),
 		slots:    make(chan struct{}, max(cfg.MaxConcurrentSessions, 1)),
 		running:  map[string]*run{}, threads: map[string]chan struct{}{},
-		names:        map[string]string{},
+		names:        expirable.NewLRU[string, string](maxNames, nil, nameTTL),
+		teams:        newTeams(),
 		feedbackHook: o.OnFeedback,
 	}
 	b.refreshChannels = channelRefresh

@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-	"sync"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	slackapi "github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slackbot/slackbot/slack/ratelimit"
@@ -29,49 +29,24 @@ const teamLookupTimeout = 3 * time.Second
 // teamTTL is how long a person's team, once looked up, is remembered.
 const teamTTL = time.Hour
 
-// maxTeams bounds the remembered teams; past it the oldest half goes.
+// maxTeams bounds the remembered teams; past it the least recently used
+// go first.
 const maxTeams = 10000
 
 // member is a person's team and enterprise as users.info tells them.
-type member struct {
-	team, enterprise string
-	at               time.Time
-}
+type member struct{ team, enterprise string }
 
-// teams remembers people's teams for teamTTL.
+// teams remembers people's teams for teamTTL, at most maxTeams of them.
+// A lookup that failed is never remembered.
 type teams struct {
-	mu sync.Mutex
-	by map[string]member
+	lru *expirable.LRU[string, member]
 }
 
-func (t *teams) get(user string) (member, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	m, ok := t.by[user]
-	if !ok || time.Since(m.at) > teamTTL {
-		return member{}, false
-	}
-	return m, true
-}
+func newTeams() teams { return teams{lru: expirable.NewLRU[string, member](maxTeams, nil, teamTTL)} }
 
-func (t *teams) put(user string, m member) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.by == nil {
-		t.by = map[string]member{}
-	}
-	if len(t.by) >= maxTeams {
-		for id, old := range t.by {
-			if time.Since(old.at) > teamTTL/2 {
-				delete(t.by, id)
-			}
-		}
-		if len(t.by) >= maxTeams {
-			clear(t.by)
-		}
-	}
-	t.by[user] = m
-}
+func (t teams) get(user string) (member, bool) { return t.lru.Get(user) }
+
+func (t teams) put(user string, m member) { t.lru.Add(user, m) }
 
 // eventTeam is the team of an event's author as the event tells it:
 // user_team, else user_profile.team, else team; "" when it tells none.
@@ -142,7 +117,7 @@ func (b *Bot) ownOrg(ctx context.Context, user, team, enterprise string) bool {
 			b.log.Warn("the asker's team could not be told; refusing", zap.String("user", user), zap.Error(slackError(err)))
 			return false
 		}
-		m = member{team: u.TeamID, enterprise: u.Enterprise.EnterpriseID, at: time.Now()}
+		m = member{team: u.TeamID, enterprise: u.Enterprise.EnterpriseID}
 		b.teams.put(user, m)
 	}
 	if team == "" {

@@ -15,10 +15,19 @@ import (
 // call bounded by nameLookupTimeout, and stops asking after one call ran
 // out of time: a thread naming hundreds of people, or a users.info that
 // hangs, cannot hold the session's start. A name not looked up is shown
-// as the person's id. Names found are kept for the life of the process.
+// as the person's id. Names found are remembered for a while (below).
 const (
 	maxNameLookups    = 20
 	nameLookupTimeout = 3 * time.Second
+)
+
+// Names found are remembered for nameTTL, at most maxNames of them (the
+// least recently used go first), so a renamed person is shown by their
+// new name within the hour and the cache cannot grow without bound. A
+// lookup that failed is never remembered.
+const (
+	nameTTL  = time.Hour
+	maxNames = 10000
 )
 
 // nameBook resolves names for one session's history.
@@ -35,10 +44,7 @@ func (b *Bot) newNameBook() *nameBook { return &nameBook{b: b, left: maxNameLook
 // session may, else the id.
 func (n *nameBook) name(ctx context.Context, id string) string {
 	b := n.b
-	b.mu.Lock()
-	name, ok := b.names[id]
-	b.mu.Unlock()
-	if ok {
+	if name, ok := b.names.Get(id); ok {
 		return name
 	}
 	if n.left <= 0 || n.gaveUp || ctx.Err() != nil {
@@ -57,7 +63,7 @@ func (n *nameBook) name(ctx context.Context, id string) string {
 		}
 		return id
 	}
-	name = id
+	name := id
 	switch {
 	case u.Profile.DisplayName != "":
 		name = u.Profile.DisplayName
@@ -66,9 +72,7 @@ func (n *nameBook) name(ctx context.Context, id string) string {
 	case u.Name != "":
 		name = u.Name
 	}
-	b.mu.Lock()
-	b.names[id] = name
-	b.mu.Unlock()
+	b.names.Add(id, name)
 	return name
 }
 
