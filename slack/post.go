@@ -65,16 +65,18 @@ func (b *Bot) send(ctx context.Context, channel, threadTS, updateTS string, m bl
 	}
 	if updateTS == "" {
 		opts = append(opts, slackapi.MsgOptionDisableLinkUnfurl(), slackapi.MsgOptionDisableMediaUnfurl())
+		if threadTS != "" {
+			opts = append(opts, slackapi.MsgOptionTS(threadTS))
+		}
 	}
+	// The options are fixed before the first try: a retry sends the same
+	// request again.
 	ts := updateTS
 	err := withRetry(ctx, func() error {
 		var err error
 		if updateTS != "" {
 			_, _, _, err = b.api.UpdateMessageContext(ctx, channel, updateTS, opts...)
 			return err
-		}
-		if threadTS != "" {
-			opts = append(opts, slackapi.MsgOptionTS(threadTS))
 		}
 		_, ts, err = b.api.PostMessageContext(ctx, channel, opts...)
 		return err
