@@ -109,6 +109,12 @@ type Usage struct {
 	CostUSD          float64 `json:"cost_usd"`
 }
 
+// Total is every token the call read or wrote, cache reads and writes
+// included: the one count the bot shows, budgets and records.
+func (u Usage) Total() int {
+	return u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheWriteTokens
+}
+
 // Add accumulates o into u.
 func (u *Usage) Add(o Usage) {
 	u.InputTokens += o.InputTokens

@@ -379,7 +379,7 @@ func (p *progress) observe(e agent.Event) {
 		}
 	case agent.EventLLMCall:
 		if e.LLM != nil {
-			p.usage.tokens += e.LLM.Usage.InputTokens + e.LLM.Usage.OutputTokens + e.LLM.Usage.CacheReadTokens
+			p.usage.tokens += e.LLM.Usage.Total()
 			p.usage.cost += e.LLM.Usage.CostUSD
 		}
 	default:

@@ -68,7 +68,7 @@ func (u *usageAverages) add(agentName string, s spent) {
 
 // usageOf is what a session's usage counts against budgets.
 func usageOf(u llm.Usage) spent {
-	return spent{float64(u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheWriteTokens), u.CostUSD}
+	return spent{float64(u.Total()), u.CostUSD}
 }
 
 // estimate is what a session of a is expected to spend: the moving
