@@ -84,6 +84,9 @@ type Bot struct {
 	watch  func(Thread, agent.Event)
 	api    *slackapi.Client
 	owner  string // this process's name in thread leases
+	// undropped holds the sessions, ended here, whose progress records
+	// the store could not forget; retried with each liveness mark.
+	undropped undropped
 	// leaseTTL bounds thread leases and session slots (state.lease_ttl);
 	// both are renewed every third of it while the session runs.
 	leaseTTL time.Duration

@@ -16,6 +16,7 @@ import (
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack"
 	"github.com/slackbot/slackbot/state"
+	"github.com/slackbot/slackbot/state/redistest"
 )
 
 // leaseTTL sets state.lease_ttl.
@@ -248,4 +249,57 @@ func TestSlashCommandSessionsHaveRandomIDs(t *testing.T) {
 		}
 		seen[r.ID] = true
 	}
+}
+
+func TestARecordedMessageThatAlreadyShowsItsAnswerKeepsItWhenItsReplicaLooksDead(t *testing.T) {
+	t.Parallel()
+	store := state.NewMemory()
+	w := newWorldOn(t, store, leaseTTL(time.Hour)) // no periodic sweep within the test
+	ts := w.deadProgress(store, "answered-session", "")
+	// Its replica answered while the store was out of its reach, so the
+	// record stayed and the replica's liveness mark lapsed.
+	api := slackapi.New(w.srv.BotToken(), slackapi.OptionAPIURL(w.srv.APIURL()))
+	if _, _, _, err := api.UpdateMessage(channel, ts, slackapi.MsgOptionText("The answer.", false), slackapi.MsgOptionBlocks(
+		slackapi.NewSectionBlock(slackapi.NewTextBlockObject(slackapi.MarkdownType, "The answer.", false, false), nil, nil))); err != nil {
+		t.Fatal(err)
+	}
+	w.replica() // its start-up sweep finds the record of a replica that is not alive
+	w.noProgressRecords(store)
+	if m := w.message(ts); !strings.Contains(m.text, "The answer.") || strings.Contains(m.text, "No answer") {
+		t.Fatalf("the answer was replaced: %q", m.text)
+	}
+}
+
+func TestAProgressRecordTheStoreCouldNotForgetIsForgottenOnceItAnswersAgain(t *testing.T) {
+	t.Parallel()
+	redis := redistest.StartPersistent(t)
+	store := dialRedis(t, redis, "undropped:")
+	w := newWorldAt(t, nil, store, func(o *slack.Options) { o.StorePatience = 300 * time.Millisecond }, leaseTTL(config.MinLeaseTTL))
+	g := newGate()
+	t.Cleanup(g.open)
+	w.model.Respond(func(*llmtest.Recorded) llmtest.Reply {
+		<-g.ch
+		return textReport("Done.")
+	})
+	ts := w.srv.Mention(channel, asker, "a long one")
+	w.waitFor("the progress message's record", func() bool {
+		list, err := store.Progresses(context.Background())
+		return err == nil && len(list) == 1
+	})
+	redis.Down()
+	g.open()
+	w.answered(channel, ts, "Done.")
+	w.waitFor("the bot to find it cannot forget the record", func() bool {
+		for _, e := range w.logs.FilterMessage("state store failing; retrying").All() {
+			if e.ContextMap()["calls"] == "progress records" {
+				return true
+			}
+		}
+		return false
+	})
+	// The forgetting is bounded to 2 s (progressCallTimeout); past that it
+	// has given up, and only the retry can forget the record.
+	time.Sleep(3 * time.Second)
+	redis.Up(t)
+	w.noProgressRecords(store)
 }

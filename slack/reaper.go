@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"strings"
+	"sync"
 	"time"
 
 	slackapi "github.com/slack-go/slack"
@@ -26,9 +27,11 @@ import (
 // click on a session no replica runs settles its message at once.
 //
 // A replica that cannot reach the store for longer than lease_ttl looks
-// dead to the others, which then settle its messages; its sessions still
-// answer, and the answer replaces the settled message as it would the
-// progress.
+// dead to the others. A message is therefore read back from Slack before
+// it is settled: one that no longer shows progress (its session answered
+// while the store could not be told) keeps its answer and loses only its
+// record. A session still running there answers in place of the settled
+// message as it would of the progress.
 
 // storeProgress names the calls about progress records in the failure log.
 const storeProgress = "progress records"
@@ -55,7 +58,9 @@ func newSessionID(channel, ts string) string {
 // aliveKey names a replica's liveness mark in the state store.
 func aliveKey(owner string) string { return "replica:" + owner }
 
-// markAlive says in the store that this replica is alive, for one lease.
+// markAlive says in the store that this replica is alive, for one lease,
+// and forgets the records of its sessions that ended while the store
+// could not be told.
 func (b *Bot) markAlive(ctx context.Context) {
 	mctx, cancel := context.WithTimeout(ctx, progressCallTimeout)
 	defer cancel()
@@ -63,6 +68,48 @@ func (b *Bot) markAlive(ctx context.Context) {
 	if err == nil || ctx.Err() == nil {
 		b.storeResult(storeProgress, err)
 	}
+	if err != nil {
+		return
+	}
+	for _, session := range b.undropped.take() {
+		if derr := b.state.DropProgress(mctx, session); derr != nil {
+			b.undropped.add(session)
+		}
+	}
+}
+
+// undropped is a set of session ids whose progress records are still to
+// be forgotten.
+type undropped struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+// maxUndropped bounds the set: past it, a record is left for the sweep
+// of another replica once this one stops.
+const maxUndropped = 10000
+
+func (u *undropped) add(session string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.ids == nil {
+		u.ids = map[string]bool{}
+	}
+	if len(u.ids) < maxUndropped {
+		u.ids[session] = true
+	}
+}
+
+// take empties the set and returns what it held.
+func (u *undropped) take() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	out := make([]string, 0, len(u.ids))
+	for id := range u.ids {
+		out = append(out, id)
+	}
+	clear(u.ids)
+	return out
 }
 
 // reap keeps this replica marked alive and settles the progress messages
@@ -141,8 +188,19 @@ func (b *Bot) ownerGone(ctx context.Context, owner string) (gone, ok bool) {
 // sweep.
 func (b *Bot) settleOrphan(ctx context.Context, p state.Progress) {
 	sctx, cancel := context.WithTimeout(ratelimit.WithPriority(ctx, ratelimit.Settle), concludeEdit)
-	_, err := b.send(sctx, p.Channel, "", p.TS, abandonedMessage())
-	cancel()
+	defer cancel()
+	shows, err := b.stillProgress(sctx, p)
+	if err == nil && !shows {
+		// Answered or settled already — by a replica that only looked dead
+		// while the store was out of its reach and could not forget the
+		// record: the answer stays, the record goes.
+		b.log.Info("a recorded progress message no longer shows progress; its record is dropped", zap.String("session", p.Session))
+		b.dropRecord(ctx, p.Session)
+		return
+	}
+	if err == nil {
+		_, err = b.send(sctx, p.Channel, "", p.TS, abandonedMessage())
+	}
 	if err != nil && !isSlackErr(err, "message_not_found", "channel_not_found", "is_archived", "cant_update_message") {
 		b.log.Warn("the progress message of a replica that died could not be settled", zap.String("session", p.Session),
 			zap.Error(slackError(err)))
@@ -150,9 +208,39 @@ func (b *Bot) settleOrphan(ctx context.Context, p state.Progress) {
 	}
 	b.log.Info("settled the progress message of a replica that died", zap.String("session", p.Session),
 		zap.String("channel", p.Channel), zap.String("ts", p.TS))
+	b.dropRecord(ctx, p.Session)
+}
+
+// dropRecord forgets session's progress record.
+func (b *Bot) dropRecord(ctx context.Context, session string) {
 	dctx, cancel := context.WithTimeout(ctx, progressCallTimeout)
 	defer cancel()
-	b.storeResult(storeProgress, b.state.DropProgress(dctx, p.Session))
+	b.storeResult(storeProgress, b.state.DropProgress(dctx, session))
+}
+
+// stillProgress reports whether the recorded message still shows progress
+// in Slack: its Stop button is there. A message Slack no longer has is
+// reported as not found, an error the caller forgets the record for.
+func (b *Bot) stillProgress(ctx context.Context, p state.Progress) (bool, error) {
+	var page []slackapi.Message
+	err := withRetry(ctx, func() error {
+		var err error
+		page, _, _, err = b.api.GetConversationRepliesContext(ctx, &slackapi.GetConversationRepliesParameters{
+			ChannelID: p.Channel, Timestamp: p.TS, Oldest: p.TS, Inclusive: true, Limit: 200})
+		return err
+	})
+	if err != nil {
+		if isSlackErr(err, "thread_not_found", "channel_not_found") {
+			return false, nil
+		}
+		return false, err
+	}
+	for _, m := range page {
+		if m.Timestamp == p.TS {
+			return isProgress(m), nil
+		}
+	}
+	return false, nil
 }
 
 // abandonedMessage replaces a progress message whose session died.
@@ -210,7 +298,11 @@ func (p *progress) forget(ctx context.Context) {
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), progressCallTimeout)
 	defer cancel()
-	p.b.storeResult(storeProgress, p.b.state.DropProgress(fctx, p.id))
+	err := p.b.state.DropProgress(fctx, p.id)
+	p.b.storeResult(storeProgress, err)
+	if err != nil {
+		p.b.undropped.add(p.id)
+	}
 }
 
 // withoutLive leaves out of msgs, progress messages of a thread other than
