@@ -162,14 +162,7 @@ func TestAnotherPageCannotPressTheBotsButtons(t *testing.T) {
 	if status, answer := do(t, "POST", w.page.URL+"/click", body, fromThePage(t, w)); status != http.StatusNoContent {
 		t.Fatalf("the page's own click: %d %q", status, answer)
 	}
-	w.waitFor("the stopped report", func() bool {
-		for _, m := range w.srv.Thread(playground.General, ts) {
-			if m.BotID != "" && strings.Contains(m.Text+string(m.Blocks), "Stopped by") {
-				return true
-			}
-		}
-		return false
-	})
+	w.stoppedIn(ts)
 }
 
 func TestAnotherPageCannotReadTheEventStream(t *testing.T) {

@@ -74,14 +74,7 @@ func TestAClickOnStopReachesTheEmulatorAndStopsTheSession(t *testing.T) {
 	progress := w.progressOf(ts)
 	post(t, w.page.URL+"/click", `{"channel":"C0GENERAL","ts":"`+progress.TS+`","action_id":"no_such_button"}`, http.StatusNotFound)
 	post(t, w.page.URL+"/click", `{"channel":"C0GENERAL","ts":"`+progress.TS+`","action_id":"slackbot_stop"}`, http.StatusNoContent)
-	w.waitFor("the stopped report", func() bool {
-		for _, m := range w.srv.Thread(playground.General, ts) {
-			if m.BotID != "" && strings.Contains(m.Text+string(m.Blocks), "Stopped by") {
-				return true
-			}
-		}
-		return false
-	})
+	w.stoppedIn(ts)
 }
 
 func TestAClickOnAFeedbackButtonIsRecordedAndThanked(t *testing.T) {

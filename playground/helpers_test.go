@@ -118,3 +118,17 @@ func (w *world) progressOf(ts string) slacktest.Message {
 	})
 	return progress
 }
+
+// stoppedIn waits for the "Stopped by" report in the thread of #general
+// that starts at ts.
+func (w *world) stoppedIn(ts string) {
+	w.t.Helper()
+	w.waitFor("the stopped report", func() bool {
+		for _, m := range w.srv.Thread(playground.General, ts) {
+			if m.BotID != "" && strings.Contains(m.Text+string(m.Blocks), "Stopped by") {
+				return true
+			}
+		}
+		return false
+	})
+}
