@@ -210,14 +210,21 @@ func (b *Bot) Run(ctx context.Context) error {
 	reaped := make(chan struct{})
 	go func() {
 		defer close(reaped)
+		defer b.survive("the reaper")
 		b.reap(reapCtx)
 	}()
 	sm := socketmode.New(b.api)
 	connCtx, disconnect := context.WithCancel(ctx)
 	defer disconnect()
 	var loops sync.WaitGroup
-	loops.Go(func() { b.pace.Count(connCtx, b.state, b.teamID, b.log) })
-	loops.Go(func() { b.keepChannels(connCtx) })
+	loops.Go(func() {
+		defer b.survive("the fleet's progress count")
+		b.pace.Count(connCtx, b.state, b.teamID, b.log)
+	})
+	loops.Go(func() {
+		defer b.survive("the channel directory")
+		b.keepChannels(connCtx)
+	})
 	loops.Add(2)
 	go func() {
 		defer loops.Done()

@@ -151,6 +151,7 @@ func (b *Bot) clickFromOwnOrg(ctx context.Context, cb slackapi.InteractionCallba
 	b.sessions.Add(1)
 	go func() {
 		defer b.sessions.Done()
+		defer b.survive("a click")
 		if !decided && b.ownOrg(b.work, cb.User.ID, cb.User.TeamID, "") {
 			handle(ctx, cb)
 			return

@@ -157,6 +157,7 @@ func (b *Bot) onEventsAPI(ctx context.Context, evt socketmode.Event) {
 			b.sessions.Add(1)
 			go func() {
 				defer b.sessions.Done()
+				defer b.survive("an event's dedup")
 				if b.dedupSlowly(ctx, cb.EventID, envelope, attempt) {
 					b.onEvent(ctx, ev)
 				}

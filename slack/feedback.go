@@ -77,6 +77,7 @@ func (b *Bot) onFeedback(cb slackapi.InteractionCallback, a *slackapi.BlockActio
 	b.sessions.Add(1)
 	go func() {
 		defer b.sessions.Done()
+		defer b.survive("a feedback click")
 		b.recordFeedback(b.work, cb, a)
 	}()
 }

@@ -58,3 +58,28 @@ func TestAPanicInTheHeadendConcludesTheProgressMessageWithTheFailureNoteAndTheBo
 		t.Errorf("the panic's line lacks its value, stack or session: %v", fields)
 	}
 }
+
+// panickyProgresses is the in-memory store whose first Progresses panics:
+// met by the reaper's start-up sweep, on a goroutine of its own beside
+// every request.
+type panickyProgresses struct {
+	state.Store
+	panicked atomic.Bool
+}
+
+func (p *panickyProgresses) Progresses(ctx context.Context) ([]state.Progress, error) {
+	if p.panicked.CompareAndSwap(false, true) {
+		panic("a bug in the state backend")
+	}
+	return p.Store.Progresses(ctx)
+}
+
+func TestAPanicOnAGoroutineBesideTheSessionsIsLoggedAndTheBotGoesOnAnswering(t *testing.T) {
+	t.Parallel()
+	store := &panickyProgresses{Store: state.NewMemory()}
+	w := newWorldOn(t, store)
+	w.waitFor("the reaper's panic to be logged", func() bool { return w.logs.FilterMessage("panic in the reaper").Len() == 1 })
+	w.model.Push(textReport("Still here."))
+	ts := w.srv.Mention(channel, asker, "are you there?")
+	w.answered(channel, ts, "Still here.")
+}

@@ -134,6 +134,7 @@ func (p *progress) aside(f func()) {
 	p.b.asides.Add(1)
 	go func() {
 		defer p.b.asides.Done()
+		defer p.b.survive("a progress decoration")
 		f()
 	}()
 }
@@ -191,6 +192,7 @@ func (p *progress) start() {
 	go func() {
 		defer close(p.finished)
 		defer p.b.pace.Leave()
+		defer p.b.survive("a progress refresh")
 		tick := time.NewTicker(p.b.cfg.ProgressInterval.D())
 		defer tick.Stop()
 		last := time.Now()

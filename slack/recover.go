@@ -31,3 +31,15 @@ func (b *Bot) recovered(ctx context.Context, r *run) {
 	r.progress.stop()
 	r.progress.conclude(ctx, noteMessage(failureNote))
 }
+
+// survive, deferred first thing by a goroutine the headend starts beside
+// its requests (the reaper, the channel directory, the fleet count,
+// progress refreshes, decorations, lease renewals, Stop polling, clicks),
+// logs a panic there instead of letting it end the process and every
+// session in it. The goroutine's work stops; the session it served, if
+// any, goes on and concludes as usual.
+func (b *Bot) survive(what string) {
+	if p := recover(); p != nil {
+		b.log.Error("panic in "+what, zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+	}
+}

@@ -104,6 +104,7 @@ func (b *Bot) handle(req request) {
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
+		defer b.survive("Stop polling")
 		r.watchStops(sctx)
 	}()
 	defer func() {
@@ -213,6 +214,7 @@ func (b *Bot) takeSlot(ctx context.Context, r *run, held bool) (release func(), 
 	quit, renewed := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(renewed)
+		defer b.survive("slot renewal")
 		if held {
 			return // lockThread renews the slot it took with the lease
 		}
@@ -354,6 +356,7 @@ func (b *Bot) stop(ctx context.Context, value, user, channel string) {
 		b.sessions.Add(1)
 		go func() {
 			defer b.sessions.Done()
+			defer b.survive("a Stop refusal")
 			_ = b.ephemeral(ratelimit.WithPriority(b.work, ratelimit.Note), channel, user, "", stopRefusal)
 		}()
 		return
@@ -367,6 +370,7 @@ func (b *Bot) stop(ctx context.Context, value, user, channel string) {
 	b.sessions.Add(1)
 	go func() {
 		defer b.sessions.Done()
+		defer b.survive("a Stop for another replica")
 		sctx, cancel := context.WithTimeout(b.work, b.leaseTTL)
 		defer cancel()
 		if b.settleIfOrphaned(sctx, id) {
@@ -561,6 +565,7 @@ func (b *Bot) lockThread(ctx context.Context, r *run) (unlock func(), slotted bo
 	// exceed the fleet's cap.
 	go func() {
 		defer close(renewed)
+		defer b.survive("lease renewal")
 		t := time.NewTicker(b.leaseTTL / 3)
 		defer t.Stop()
 		lost := false
