@@ -112,7 +112,7 @@ func (b *Bot) admit(ctx context.Context, req request, a *config.Agent) (*admissi
 		b.refuse(ctx, req, busyRefusal)
 		return nil, false
 	}
-	ad := &admission{b: b, user: req.user, holder: fmt.Sprintf("%s-%s-%d", req.channel, req.ts, time.Now().UnixNano()),
+	ad := &admission{b: b, user: req.user, holder: newSessionID(req.channel, req.ts),
 		quit: make(chan struct{}), renewed: make(chan struct{})}
 	ok, err := b.state.Acquire(ctx, userSlots(req.user), ad.holder, perUser, b.leaseTTL)
 	b.storeResult(storeSlots, err)
@@ -146,6 +146,7 @@ func (b *Bot) admit(ctx context.Context, req request, a *config.Agent) (*admissi
 // frees it within state.lease_ttl.
 func (ad *admission) renew(ctx context.Context, limit int) {
 	defer close(ad.renewed)
+	defer ad.b.survive("the asker's slot renewal")
 	if !ad.slotted {
 		return
 	}

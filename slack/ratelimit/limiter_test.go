@@ -606,14 +606,7 @@ func TestAFailedStoreIsProbedByOneCallAtATime(t *testing.T) {
 func TestAFrozenRedisIsBudgetedAroundAndUsedAgainWhenItAnswers(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	dial := func() *state.Redis {
-		s, err := state.DialRedis(context.Background(), srv.URL(), "frozen:")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s
-	}
+	dial := func() *state.Redis { return dialRedis(t, srv, "frozen:") }
 	limits := map[string]config.RateLimit{"chat.update": {PerMinute: 1, Burst: 2}}
 	clk := newFakeClock()
 	core, logs := observer.New(zap.InfoLevel)
@@ -729,14 +722,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 func TestAReplicaForgetsTheFleetsCountWhenTheStoreStopsCounting(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	dial := func() *state.Redis {
-		s, err := state.DialRedis(context.Background(), srv.URL(), "pace:")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s
-	}
+	dial := func() *state.Redis { return dialRedis(t, srv, "pace:") }
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	tier3 := func() float64 { return 50.0 / 60 }
@@ -759,4 +745,16 @@ func TestAReplicaForgetsTheFleetsCountWhenTheStoreStopsCounting(t *testing.T) {
 	eventually(t, "the first replica to pace its own 10 alone", func() bool { return a.Interval() == alone })
 	cancel()
 	wg.Wait()
+}
+
+// dialRedis is a client of srv whose keys start with prefix, closed when
+// the test ends.
+func dialRedis(t *testing.T, srv *redistest.Server, prefix string) *state.Redis {
+	t.Helper()
+	s, err := state.DialRedis(context.Background(), srv.URL(), prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
 }
