@@ -12,16 +12,26 @@ import (
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/slack/ratelimit"
+	"github.com/slackbot/slackbot/state"
 )
 
 // Admission: a question the rules let through still has to fit before it
-// gets a session. One person has at most slack.max_sessions_per_user
+// gets a session, and then waits for its turn.
+//
+// To be admitted: one person has at most slack.max_sessions_per_user
 // questions running and queued together — a counting slot per person in
 // the state store, so the cap holds across replicas sharing it; this
-// replica has at most slack.max_queued_sessions questions waiting; and
-// the question reserves its estimated usage against the daily budgets
+// replica has at most slack.max_queued_sessions questions waiting; and the
+// question reserves its estimated usage against the daily budgets
 // (quota.go). A question that does not fit is told so, politely, in an
 // ephemeral message only its asker sees.
+//
+// The admission then holds the question's turn too (turn.go). Everything
+// it holds in the store is renewed by one goroutine every third of
+// state.lease_ttl, so a replica that dies frees it within one TTL, and
+// given back when the question ends. A store that does not answer within
+// its patience leaves the decision to this process's own counts; a
+// session already running is never stopped by the store.
 
 // busyRefusal answers a question when this replica's queue is full.
 const busyRefusal = "I'm answering a lot of questions right now; please ask again in a few minutes."
@@ -86,19 +96,31 @@ func (q *admissions) leave(user string) {
 }
 
 // admission is what an admitted question holds until it ends: its place
-// in the queue (until it runs), its asker's slot and its budget
-// reservation.
+// in the queue (until it runs), its asker's slot, its budget reservation,
+// its thread and its session slot.
 type admission struct {
-	b        *Bot
-	user     string
-	holder   string // the person's slot in the store
-	slotted  bool   // the store holds the slot (renewed until release)
-	renewing bool   // renew runs
-	quota    *reservation
-	started  sync.Once
-	released sync.Once
-	quit     chan struct{}
-	renewed  chan struct{}
+	b       *Bot
+	req     request
+	id      string // the session's id: the holder of its slots
+	perUser int
+	quota   *reservation
+
+	mu sync.Mutex
+	// What the store holds, renewed until release.
+	userSlot bool        // the person's slot
+	claim    state.Claim // the thread's lease, when leased
+	leased   bool
+	withSlot bool // the claim's slot is the session's (taken with the lease)
+	slot     bool // the session's slot, taken on its own
+	lost     bool // the lease was last found held by another replica
+	// What this process holds.
+	thread string // the key of the thread's lock in b.threads, "" if none
+	local  bool   // one of b.slots
+	landed func() // the session's end, for the metrics
+
+	renewing          bool // renew runs
+	started, released sync.Once
+	quit, renewed     chan struct{}
 }
 
 // admit decides whether a question for agent a may have a session, and
@@ -112,17 +134,16 @@ func (b *Bot) admit(ctx context.Context, req request, a *config.Agent) (*admissi
 		b.refuse(ctx, req, busyRefusal)
 		return nil, false
 	}
-	ad := &admission{b: b, user: req.user, holder: newSessionID(req.channel, req.ts),
+	ad := &admission{b: b, req: req, id: newSessionID(req.channel, req.ts), perUser: perUser,
 		quit: make(chan struct{}), renewed: make(chan struct{})}
-	ok, err := b.state.Acquire(ctx, userSlots(req.user), ad.holder, perUser, b.leaseTTL)
-	b.storeResult(storeSlots, err)
+	ok, err := b.claims.acquire(ctx, userSlots(req.user), ad.id, perUser, b.leaseTTL)
 	switch {
 	case err != nil:
 		// A store that cannot count must not stop the bot: this
 		// replica's own count of the person's questions decides.
 		ok = b.admissions.userCount(req.user) <= perUser
 	case ok:
-		ad.slotted = true
+		ad.userSlot = true
 	}
 	if !ok {
 		ad.release()
@@ -131,36 +152,76 @@ func (b *Bot) admit(ctx context.Context, req request, a *config.Agent) (*admissi
 		b.refuse(ctx, req, perUserRefusal(perUser))
 		return nil, false
 	}
-	res, ok := b.reserve(ctx, req.user, req.channel, a)
-	if !ok {
+	if ad.quota, ok = b.reserve(ctx, req.user, req.channel, a); !ok {
 		ad.release()
 		b.refuse(ctx, req, b.conf.Quotas.Message)
 		return nil, false
 	}
-	ad.quota, ad.renewing = res, true
-	go ad.renew(context.WithoutCancel(ctx), perUser)
+	ad.renewing = true
+	go ad.renew(context.WithoutCancel(ctx))
 	return ad, true
 }
 
-// renew keeps the person's slot alive until release: a replica that dies
-// frees it within state.lease_ttl.
-func (ad *admission) renew(ctx context.Context, limit int) {
-	defer close(ad.renewed)
-	defer ad.b.survive("the asker's slot renewal")
-	if !ad.slotted {
-		return
+// refuse tells the asker, and only them, why their question gets no
+// session.
+func (b *Bot) refuse(ctx context.Context, req request, text string) {
+	if err := b.ephemeral(ratelimit.WithPriority(ctx, ratelimit.Note), req.channel, req.user, "", text); err != nil {
+		b.log.Debug("refusal not posted", zap.Error(slackError(err)))
 	}
-	b := ad.b
-	t := time.NewTicker(b.leaseTTL / 3)
+}
+
+// renew keeps what the admission holds in the store alive until release:
+// the person's slot, the thread's lease and the session's slot.
+func (ad *admission) renew(ctx context.Context) {
+	defer close(ad.renewed)
+	defer ad.b.survive("the admission's renewals")
+	t := time.NewTicker(ad.b.leaseTTL / 3)
 	defer t.Stop()
 	for {
 		select {
 		case <-ad.quit:
 			return
 		case <-t.C:
-			_, err := b.state.Acquire(ctx, userSlots(ad.user), ad.holder, limit, b.leaseTTL)
-			b.storeResult(storeSlots, err)
+			ad.renewOnce(ctx)
 		}
+	}
+}
+
+// renewOnce renews everything held once. A lease found held by another
+// owner (taken while this replica could not renew, in an outage longer
+// than the lease) is logged, and the session goes on: its asker is
+// waiting for it. The slot taken with the lease is then renewed on its
+// own, so the fleet's cap keeps counting it.
+func (ad *admission) renewOnce(ctx context.Context) {
+	b := ad.b
+	ad.mu.Lock()
+	userSlot, leased, c, withSlot, slot := ad.userSlot, ad.leased, ad.claim, ad.withSlot, ad.slot
+	ad.mu.Unlock()
+	if userSlot {
+		_, _ = b.claims.acquire(ctx, userSlots(ad.req.user), ad.id, ad.perUser, b.leaseTTL)
+	}
+	slotRenewed := false
+	if leased {
+		var held bool
+		var err error
+		if withSlot {
+			held, _, err = b.claims.claim(ctx, c)
+			slotRenewed = err == nil && held
+		} else {
+			held, err = b.claims.lock(ctx, c.Lease, c.Owner, c.TTL)
+		}
+		if err == nil {
+			ad.mu.Lock()
+			warn := !held && !ad.lost
+			ad.lost = !held
+			ad.mu.Unlock()
+			if warn {
+				b.log.Warn("thread lease lost to another replica; two sessions may answer in it", zap.String("thread", ad.thread))
+			}
+		}
+	}
+	if (slot || withSlot) && !slotRenewed {
+		_, _ = b.claims.acquire(ctx, sessionSlots, ad.id, max(b.cfg.MaxConcurrentSessions, 1), b.leaseTTL)
 	}
 }
 
@@ -177,30 +238,47 @@ func (ad *admission) spend(ctx context.Context, u llm.Usage) {
 }
 
 // release gives back everything the question holds: a reservation not
-// settled by spend is given back whole.
+// settled by spend is given back whole; the session's slot goes back with
+// the thread's lease, in one trip.
 func (ad *admission) release() {
 	ad.released.Do(func() {
 		b := ad.b
-		ad.running()
-		b.admissions.leave(ad.user)
 		ctx := context.WithoutCancel(b.work)
+		select {
+		case <-ad.quit:
+		default:
+			close(ad.quit)
+		}
+		if ad.renewing {
+			<-ad.renewed
+		}
+		ad.mu.Lock()
+		defer ad.mu.Unlock()
+		if ad.landed != nil {
+			ad.landed()
+		}
+		if ad.local {
+			<-b.slots
+		}
+		switch {
+		case ad.leased:
+			_ = b.claims.unclaim(ctx, ad.claim)
+		case ad.slot:
+			_ = b.claims.release(ctx, sessionSlots, ad.id)
+		}
+		if ad.thread != "" {
+			b.mu.Lock()
+			close(b.threads[ad.thread])
+			delete(b.threads, ad.thread)
+			b.mu.Unlock()
+		}
+		ad.running()
+		b.admissions.leave(ad.req.user)
 		if ad.quota != nil {
 			ad.quota.settle(ctx, spent{})
 		}
-		if ad.renewing {
-			close(ad.quit)
-			<-ad.renewed
-		}
-		if ad.slotted {
-			b.storeResult(storeSlots, b.state.Release(ctx, userSlots(ad.user), ad.holder))
+		if ad.userSlot {
+			_ = b.claims.release(ctx, userSlots(ad.req.user), ad.id)
 		}
 	})
-}
-
-// refuse tells the asker, and only them, why their question gets no
-// session.
-func (b *Bot) refuse(ctx context.Context, req request, text string) {
-	if err := b.ephemeral(ratelimit.WithPriority(ctx, ratelimit.Note), req.channel, req.user, "", text); err != nil {
-		b.log.Debug("refusal not posted", zap.Error(slackError(err)))
-	}
 }

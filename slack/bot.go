@@ -26,6 +26,7 @@ import (
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/slack/ratelimit"
+	"github.com/slackbot/slackbot/slack/storeguard"
 	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/telemetry"
 )
@@ -62,6 +63,10 @@ type Options struct {
 	ChannelRefresh time.Duration
 }
 
+// DefaultStorePatience is how long a decision that needs the state store
+// waits for it to answer again before the bot decides without it.
+const DefaultStorePatience = storeguard.DefaultPatience
+
 // Thread names where a session answers.
 type Thread struct {
 	Channel string
@@ -79,7 +84,6 @@ type Bot struct {
 	cfg    config.Slack
 	conf   *config.Config
 	runner *agent.Runner
-	state  state.Store
 	log    *zap.Logger
 	watch  func(Thread, agent.Event)
 	api    *slackapi.Client
@@ -90,8 +94,14 @@ type Bot struct {
 	// leaseTTL bounds thread leases and session slots (state.lease_ttl);
 	// both are renewed every third of it while the session runs.
 	leaseTTL time.Duration
-	health   storeHealth   // the state store's failures, logged once per kind
-	patience time.Duration // Options.StorePatience
+	// The state store, through the views each concern needs (store.go);
+	// every call passes the guard.
+	guard    *storeguard.Guard
+	events   events
+	claims   claims
+	marks    marks
+	records  records
+	counters counters
 	// refreshChannels is how often the channel directory is read again
 	// (Options.ChannelRefresh).
 	refreshChannels time.Duration
@@ -150,17 +160,19 @@ func New(o Options) (*Bot, error) {
 		st = state.NewMemory()
 	}
 	b := &Bot{
-		cfg: cfg, conf: o.Config, runner: o.Runner, state: st, log: log, watch: o.Observer,
+		cfg: cfg, conf: o.Config, runner: o.Runner, log: log, watch: o.Observer,
 		metrics: o.Metrics, tracer: o.Tracer,
 		owner:    "slackbot-" + randomHex(8),
 		leaseTTL: cmp.Or(o.Config.State.LeaseTTL.D(), config.DefaultLeaseTTL),
-		patience: cmp.Or(o.StorePatience, DefaultStorePatience),
 		slots:    make(chan struct{}, max(cfg.MaxConcurrentSessions, 1)),
 		running:  map[string]*run{}, threads: map[string]chan struct{}{},
 		names:        expirable.NewLRU[string, string](maxNames, nil, nameTTL),
 		teams:        newTeams(),
 		feedbackHook: o.OnFeedback,
 	}
+	b.guard = storeguard.New(storeguard.Options{Patience: o.StorePatience, Log: log, Cause: state.Cause})
+	g := guarded{s: st, g: b.guard}
+	b.events, b.claims, b.marks, b.records, b.counters = g, g, g, g, g
 	b.refreshChannels = channelRefresh
 	if o.ChannelRefresh > 0 {
 		b.refreshChannels = o.ChannelRefresh
@@ -176,7 +188,7 @@ func New(o Options) (*Bot, error) {
 	// The metrics sit nearest the network, so they see every attempt and
 	// every 429; the limiter in front of them decides when a call may go.
 	hc.Transport = o.Metrics.SlackTransport(hc.Transport)
-	b.limiter = ratelimit.New(ratelimit.Options{Next: hc.Transport, Shared: st, Local: state.NewMemory(),
+	b.limiter = ratelimit.New(ratelimit.Options{Next: hc.Transport, Shared: st, Guard: b.guard, Local: state.NewMemory(),
 		Limits: limits, Wire: slackCallTimeout, Log: log, Cause: state.Cause})
 	hc.Transport = b.limiter
 	b.pace = &ratelimit.Pacer{Base: cfg.ProgressInterval.D(), Rate: func() float64 { return b.limiter.Rate("chat.update") }, Cause: state.Cause}
@@ -219,7 +231,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	var loops sync.WaitGroup
 	loops.Go(func() {
 		defer b.survive("the fleet's progress count")
-		b.pace.Count(connCtx, b.state, b.teamID, b.log)
+		b.pace.Count(connCtx, b.counters, b.teamID, b.log)
 	})
 	loops.Go(func() {
 		defer b.survive("the channel directory")

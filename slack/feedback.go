@@ -101,7 +101,7 @@ func (b *Bot) recordFeedback(ctx context.Context, cb slackapi.InteractionCallbac
 		log.Info("duplicate feedback click ignored")
 		return
 	}
-	rec, found, err := b.state.Session(ctx, id)
+	rec, found, err := b.records.session(ctx, id)
 	if err != nil {
 		log.Warn("feedback not recorded", zap.String("error", state.Cause(err)))
 		return
@@ -112,7 +112,7 @@ func (b *Bot) recordFeedback(ctx context.Context, cb slackapi.InteractionCallbac
 		log.Info("feedback on a session this bot does not know; ignored")
 		return
 	}
-	err = b.state.SetFeedback(ctx, id, state.Feedback{User: user, Value: verdict, At: time.Now()})
+	err = b.records.setFeedback(ctx, id, state.Feedback{User: user, Value: verdict, At: time.Now()})
 	if errors.Is(err, state.ErrNoSession) {
 		log.Info("feedback on a session this bot does not know; ignored")
 		return

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/slack/storeguard"
 	"github.com/slackbot/slackbot/state"
 )
 
@@ -20,12 +21,19 @@ func TestARunningSessionKeepsItsSlotWhenItsThreadLeaseIsLost(t *testing.T) {
 	const ttl = 300 * time.Millisecond
 	ctx := context.Background()
 	st := state.NewMemory()
-	b := &Bot{state: st, owner: "replica-a", leaseTTL: ttl, patience: time.Second, log: zap.NewNop(),
-		threads: map[string]chan struct{}{}, cfg: config.Slack{MaxConcurrentSessions: 1}}
-	r := &run{b: b, id: "session-1", req: request{channel: "C1", threadTS: "1.0"}}
-	unlock, slotted := b.lockThread(ctx, r)
-	defer unlock()
-	if !slotted {
+	b := &Bot{owner: "replica-a", leaseTTL: ttl, log: zap.NewNop(), work: ctx, slots: make(chan struct{}, 1),
+		threads: map[string]chan struct{}{}, cfg: config.Slack{MaxConcurrentSessions: 1},
+		guard: storeguard.New(storeguard.Options{Patience: time.Second})}
+	b.claims = guarded{s: st, g: b.guard}
+	ad := &admission{b: b, id: "session-1", req: request{user: "U1", channel: "C1", threadTS: "1.0"}, perUser: 1,
+		quit: make(chan struct{}), renewed: make(chan struct{}), renewing: true}
+	b.admissions.enter("U1", 1)
+	go ad.renew(ctx)
+	defer ad.release()
+	if !ad.takeThread(ctx, "C1", "1.0", nil) || !ad.takeSlot(ctx, nil) {
+		t.Fatal("an admission alone in an empty store did not get its turn")
+	}
+	if !ad.withSlot {
 		t.Fatal("the claim took the lease but no slot")
 	}
 	lease := "lease:" + threadKey("C1", "1.0")

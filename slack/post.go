@@ -9,7 +9,10 @@ import (
 	slackapi "github.com/slack-go/slack"
 	"go.uber.org/zap"
 
+	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/blockkit"
+	"github.com/slackbot/slackbot/state"
+	"github.com/slackbot/slackbot/tools"
 )
 
 // Posting answers. Slack refuses messages over its limits; repair already
@@ -194,3 +197,44 @@ func noteMessage(note string) blockkit.Message {
 	return blockkit.Message{Text: note, Blocks: []slackapi.Block{
 		slackapi.NewContextBlock("", slackapi.NewTextBlockObject(slackapi.MarkdownType, note, false, false))}}
 }
+
+// answer posts the session's answer in place of its progress message —
+// with a note when it was stopped or interrupted, and the feedback buttons
+// — after saving the session's record, so that a click on those buttons
+// finds it.
+func (r *run) answer(ctx context.Context, log *zap.Logger, res *agent.Result, started time.Time) {
+	b := r.b
+	rep := res.Report
+	// Read once: a Stop click may still come while the answer is written.
+	stopper := r.stoppedBy()
+	note, status := "", rep.Status
+	switch {
+	case r.interrupted.Load():
+		note, status = "_Interrupted: the bot was restarting. Ask again in a minute._", "interrupted"
+	case stopper != "":
+		note, status = fmt.Sprintf("_Stopped by <@%s>._", stopper), "stopped"
+	}
+	msgs := rep.Slack
+	if len(msgs) == 0 || rep.Synthetic() {
+		msgs = answerFromText(rep.Text(), note)
+	} else if note != "" {
+		msgs = append(msgs, noteMessage(note))
+	}
+	msgs = r.withFeedback(msgs, rep, stopper)
+	pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer pcancel()
+	_ = b.records.putSession(pctx, state.SessionRecord{ID: r.id, User: r.req.user, Channel: r.req.channel,
+		ThreadTS: r.req.threadTS, Agent: r.agent.Name, Status: status, Turns: res.Turns, ToolCalls: res.ToolCalls,
+		InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens, CostUSD: res.Usage.CostUSD,
+		Started: started, Duration: time.Since(started), Report: tools.Snippet(rep.Text(), maxRecordedReport)})
+	if err := r.progress.replaceWith(pctx, msgs); err != nil {
+		log.Warn("the answer could not be posted", zap.Error(slackError(err)))
+	}
+	_ = b.marks.mark(pctx, threadKey(r.req.channel, r.req.threadTS), threadTTL)
+	b.metrics.SessionEnded(r.agent.Name, status, time.Since(r.received))
+	log.Info("answered", zap.String("session", r.id), zap.String("status", rep.Status), zap.Int("turns", res.Turns),
+		zap.Int("messages", len(msgs)), zap.Float64("cost_usd", res.Usage.CostUSD))
+}
+
+// maxRecordedReport bounds the answer kept in a session record.
+const maxRecordedReport = 16 << 10

@@ -461,3 +461,10 @@ func escape(s string) string {
 func thousands(n int) string { return english.Sprintf("%d", n) }
 
 var english = message.NewPrinter(language.English)
+
+// messageTS is the progress message's timestamp, "" until it is posted.
+func (p *progress) messageTS() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ts
+}

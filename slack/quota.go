@@ -9,7 +9,6 @@ import (
 
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm"
-	"github.com/slackbot/slackbot/state"
 )
 
 // Daily budgets. Usage is counted in the state store per person and per
@@ -26,10 +25,13 @@ import (
 // quotaTTL keeps a day's counters a little past the day.
 const quotaTTL = 48 * time.Hour
 
+// quotaPrefix starts the keys of the budgets' counters.
+const quotaPrefix = "quota:"
+
 // quotaKeys are the counters of who and where, today.
 func quotaKeys(kind, who string, now time.Time) (tokens, cost string) {
 	day := now.UTC().Format("2006-01-02")
-	return "quota:" + kind + ":" + who + ":" + day + ":tokens", "quota:" + kind + ":" + who + ":" + day + ":cost"
+	return quotaPrefix + kind + ":" + who + ":" + day + ":tokens", quotaPrefix + kind + ":" + who + ":" + day + ":cost"
 }
 
 // usageWeight is the weight of the newest session in an agent's moving
@@ -130,14 +132,14 @@ func (b *Bot) reserve(ctx context.Context, user, origin string, a *config.Agent)
 			h.cost = min(h.cost, c.budget.DailyCostUSD)
 		}
 		h.tokensKey, h.costKey = quotaKeys(c.kind, c.who, time.Now())
-		tokens, err := b.state.Add(ctx, h.tokensKey, h.tokens, quotaTTL)
+		tokens, err := b.counters.Add(ctx, h.tokensKey, h.tokens, quotaTTL)
 		if err != nil {
-			b.log.Warn("quota counters unavailable; not enforcing", zap.String("error", state.Cause(err)))
+			b.guard.Fallback("quota counters unavailable; not enforcing")
 			continue
 		}
-		cost, err := b.state.Add(ctx, h.costKey, h.cost, quotaTTL)
+		cost, err := b.counters.Add(ctx, h.costKey, h.cost, quotaTTL)
 		if err != nil {
-			b.log.Warn("quota counters unavailable; not enforcing", zap.String("error", state.Cause(err)))
+			b.guard.Fallback("quota counters unavailable; not enforcing")
 			b.unreserve(ctx, held{tokensKey: h.tokensKey, spent: spent{tokens: h.tokens}})
 			continue
 		}
@@ -156,13 +158,13 @@ func (b *Bot) reserve(ctx context.Context, user, origin string, a *config.Agent)
 // unreserve gives back what h holds.
 func (b *Bot) unreserve(ctx context.Context, h held) {
 	if h.tokens != 0 && h.tokensKey != "" {
-		if _, err := b.state.Add(ctx, h.tokensKey, -h.tokens, quotaTTL); err != nil {
-			b.log.Warn("usage not counted", zap.String("error", state.Cause(err)))
+		if _, err := b.counters.Add(ctx, h.tokensKey, -h.tokens, quotaTTL); err != nil {
+			b.guard.Fallback("usage not counted in the daily budgets")
 		}
 	}
 	if h.cost != 0 && h.costKey != "" {
-		if _, err := b.state.Add(ctx, h.costKey, -h.cost, quotaTTL); err != nil {
-			b.log.Warn("usage not counted", zap.String("error", state.Cause(err)))
+		if _, err := b.counters.Add(ctx, h.costKey, -h.cost, quotaTTL); err != nil {
+			b.guard.Fallback("usage not counted in the daily budgets")
 		}
 	}
 }

@@ -33,13 +33,6 @@ import (
 // record. A session still running there answers in place of the settled
 // message as it would of the progress.
 
-// storeProgress names the calls about progress records in the failure log.
-const storeProgress = "progress records"
-
-// progressCallTimeout bounds one store call about progress records: they
-// decorate a session and must not hold it up.
-const progressCallTimeout = 2 * time.Second
-
 // randomHex is n random bytes written in hex.
 func randomHex(n int) string {
 	b := make([]byte, n)
@@ -55,8 +48,11 @@ func newSessionID(channel, ts string) string {
 	return strings.TrimSuffix(where, "-") + "-" + randomHex(8)
 }
 
+// alivePrefix starts the keys of replicas' liveness marks.
+const alivePrefix = "replica:"
+
 // aliveKey names a replica's liveness mark in the state store.
-func aliveKey(owner string) string { return "replica:" + owner }
+func aliveKey(owner string) string { return alivePrefix + owner }
 
 // markAlive says in the store that this replica is alive, for one lease,
 // and forgets the records of its sessions that ended while the store
@@ -64,15 +60,12 @@ func aliveKey(owner string) string { return "replica:" + owner }
 func (b *Bot) markAlive(ctx context.Context) {
 	mctx, cancel := context.WithTimeout(ctx, progressCallTimeout)
 	defer cancel()
-	err := b.state.Mark(mctx, aliveKey(b.owner), b.leaseTTL)
-	if err == nil || ctx.Err() == nil {
-		b.storeResult(storeProgress, err)
-	}
+	err := b.marks.mark(mctx, aliveKey(b.owner), b.leaseTTL)
 	if err != nil {
 		return
 	}
 	for _, session := range b.undropped.take() {
-		if derr := b.state.DropProgress(mctx, session); derr != nil {
+		if derr := b.records.dropProgress(mctx, session); derr != nil {
 			b.undropped.add(session)
 		}
 	}
@@ -137,12 +130,11 @@ func (b *Bot) reap(ctx context.Context) {
 // not alive.
 func (b *Bot) sweepOrphans(ctx context.Context) {
 	lctx, cancel := context.WithTimeout(ctx, progressCallTimeout)
-	list, err := b.state.Progresses(lctx)
+	list, err := b.records.progresses(lctx)
 	cancel()
 	if ctx.Err() != nil {
 		return
 	}
-	b.storeResult(storeProgress, err)
 	if err != nil {
 		return
 	}
@@ -173,11 +165,10 @@ func (b *Bot) ownerGone(ctx context.Context, owner string) (gone, ok bool) {
 	}
 	mctx, cancel := context.WithTimeout(ctx, progressCallTimeout)
 	defer cancel()
-	alive, err := b.state.Marked(mctx, aliveKey(owner))
+	alive, err := b.marks.marked(mctx, aliveKey(owner))
 	if ctx.Err() != nil {
 		return false, false
 	}
-	b.storeResult(storeProgress, err)
 	return !alive, err == nil
 }
 
@@ -215,7 +206,7 @@ func (b *Bot) settleOrphan(ctx context.Context, p state.Progress) {
 func (b *Bot) dropRecord(ctx context.Context, session string) {
 	dctx, cancel := context.WithTimeout(ctx, progressCallTimeout)
 	defer cancel()
-	b.storeResult(storeProgress, b.state.DropProgress(dctx, session))
+	_ = b.records.dropProgress(dctx, session)
 }
 
 // stillProgress reports whether the recorded message still shows progress
@@ -254,9 +245,8 @@ func abandonedMessage() blockkit.Message {
 // names a replica that is no longer alive. It reports whether it did.
 func (b *Bot) settleIfOrphaned(ctx context.Context, id string) bool {
 	lctx, cancel := context.WithTimeout(ctx, progressCallTimeout)
-	list, err := b.state.Progresses(lctx)
+	list, err := b.records.progresses(lctx)
 	cancel()
-	b.storeResult(storeProgress, err)
 	if err != nil {
 		return false
 	}
@@ -279,8 +269,7 @@ func (p *progress) record(ctx context.Context, ts string) {
 	b := p.b
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), progressCallTimeout)
 	defer cancel()
-	err := b.state.PutProgress(rctx, state.Progress{Session: p.id, Channel: p.req.channel, TS: ts, Owner: b.owner})
-	b.storeResult(storeProgress, err)
+	err := b.records.putProgress(rctx, state.Progress{Session: p.id, Channel: p.req.channel, TS: ts, Owner: b.owner})
 	p.mu.Lock()
 	p.recorded = err == nil
 	p.mu.Unlock()
@@ -298,8 +287,7 @@ func (p *progress) forget(ctx context.Context) {
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), progressCallTimeout)
 	defer cancel()
-	err := p.b.state.DropProgress(fctx, p.id)
-	p.b.storeResult(storeProgress, err)
+	err := p.b.records.dropProgress(fctx, p.id)
 	if err != nil {
 		p.b.undropped.add(p.id)
 	}
@@ -314,9 +302,8 @@ func (b *Bot) withoutLive(ctx context.Context, msgs []slackapi.Message) []slacka
 		return msgs
 	}
 	lctx, cancel := context.WithTimeout(ctx, progressCallTimeout)
-	list, err := b.state.Progresses(lctx)
+	list, err := b.records.progresses(lctx)
 	cancel()
-	b.storeResult(storeProgress, err)
 	if err != nil {
 		return msgs
 	}
@@ -335,4 +322,41 @@ func (b *Bot) withoutLive(ctx context.Context, msgs []slackapi.Message) []slacka
 		out = append(out, m)
 	}
 	return out
+}
+
+// abandonedNote replaces a progress message whose session died with its
+// replica: the answer it stood for will not come.
+const abandonedNote = "_No answer: the bot stopped while working on this. Please ask again._"
+
+// isProgress reports whether a message of the thread is one of the bot's
+// progress messages: the only ones carrying the Stop button.
+func isProgress(m slackapi.Message) bool {
+	for _, bl := range m.Blocks.BlockSet {
+		a, ok := bl.(*slackapi.ActionBlock)
+		if !ok || a.Elements == nil {
+			continue
+		}
+		for _, el := range a.Elements.ElementSet {
+			if btn, ok := el.(*slackapi.ButtonBlockElement); ok && btn.ActionID == stopAction {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// closeAbandoned replaces progress messages left in a thread by sessions
+// that can no longer answer. Only the holder of the thread's lease calls
+// it, and a session shows progress only while holding that lease, so every
+// progress message but the caller's own belongs to a session that died
+// with its replica (or lost its answer) and would otherwise say "working"
+// forever.
+func (b *Bot) closeAbandoned(ctx context.Context, channel string, msgs []slackapi.Message) {
+	for _, m := range msgs {
+		if _, err := b.send(ctx, channel, "", m.Timestamp, abandonedMessage()); err != nil {
+			b.log.Warn("an abandoned progress message could not be closed", zap.Error(slackError(err)))
+			continue
+		}
+		b.log.Info("closed the progress message of a session that died", zap.String("channel", channel), zap.String("ts", m.Timestamp))
+	}
 }

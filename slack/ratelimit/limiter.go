@@ -38,6 +38,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/slack/storeguard"
 )
 
 // Buckets are token buckets, shared by the replicas or kept by one.
@@ -69,6 +70,10 @@ type Options struct {
 	// its answer; the caller's deadline, when earlier, still holds.
 	// DefaultWire when zero.
 	Wire time.Duration
+	// Guard is the policy every take from Shared passes: the bot's own,
+	// shared with its other store calls, so one outage is noticed once.
+	// Nil makes one of the limiter's own, with Log and Cause.
+	Guard *storeguard.Guard
 	// Log is told when Shared fails and when it answers again; nil logs
 	// nothing.
 	Log *zap.Logger
@@ -104,23 +109,20 @@ type limit struct {
 // Transport is an http.RoundTripper that budgets the Web API calls; see
 // the package comment. Make one with New.
 type Transport struct {
-	next  http.RoundTripper
-	store Buckets // shared by the replicas
-	local Buckets // when the store fails, this process's own buckets
-	clock clock
-	wire  time.Duration
-	// health is whether the store is asked, l.mu held.
-	health   storeBreaker
-	log      *zap.Logger
-	cause    func(error) string
-	limits   map[string]limit
-	mu       sync.Mutex
-	team     string
-	queues   map[string]*queue
-	methods  map[string]*methodStats
-	seq      uint64
-	records  int
-	warnedAt time.Time
+	next    http.RoundTripper
+	store   Buckets // shared by the replicas
+	local   Buckets // when the store fails, this process's own buckets
+	clock   clock
+	wire    time.Duration
+	guard   *storeguard.Guard // every take from store passes it
+	log     *zap.Logger
+	limits  map[string]limit
+	mu      sync.Mutex
+	team    string
+	queues  map[string]*queue
+	methods map[string]*methodStats
+	seq     uint64
+	records int
 }
 
 // pruneEvery is how many calls pass between two sweeps of idle queues.
@@ -168,11 +170,14 @@ func New(o Options) *Transport {
 
 // newTransport is New on clk.
 func newTransport(o Options, clk clock) *Transport {
-	l := &Transport{next: o.Next, store: o.Shared, local: o.Local, clock: clk, log: o.Log, cause: o.Cause,
+	l := &Transport{next: o.Next, store: o.Shared, local: o.Local, clock: clk, log: o.Log, guard: o.Guard,
 		wire: cmp.Or(o.Wire, DefaultWire), limits: map[string]limit{},
 		queues: map[string]*queue{}, methods: map[string]*methodStats{}}
 	if l.log == nil {
 		l.log = zap.NewNop()
+	}
+	if l.guard == nil {
+		l.guard = storeguard.New(storeguard.Options{Cooldown: storeCooldown, Log: l.log, Cause: o.Cause, Now: clk.Now})
 	}
 	for m, rl := range o.Limits {
 		l.limits[m] = limit{rate: rl.PerMinute / 60, burst: rl.Burst, perChannel: rl.Per == config.PerChannel}

@@ -647,7 +647,7 @@ func TestAFrozenRedisIsBudgetedAroundAndUsedAgainWhenItAnswers(t *testing.T) {
 	if take(b) {
 		t.Fatal("the other replica found a token: the first did not take from the shared bucket again")
 	}
-	if logs.FilterMessageSnippet("answers again").Len() != 1 {
+	if logs.FilterMessageSnippet("answering again").Len() != 1 {
 		t.Fatal("the store's return was not logged")
 	}
 }

@@ -152,3 +152,12 @@ func stretch(base time.Duration, live int, rate float64) time.Duration {
 	iv := time.Duration(float64(live) / (progressShare * rate) * float64(time.Second))
 	return max(base, iv)
 }
+
+// causeField is err for the log as cause renders it, or nothing without
+// cause: a store's raw error may name its host.
+func causeField(cause func(error) string, err error) zap.Field {
+	if cause == nil {
+		return zap.Skip()
+	}
+	return zap.String("error", cause(err))
+}
