@@ -55,17 +55,14 @@ type Options struct {
 	Tracer *telemetry.Tracer
 	// StorePatience is how long a decision that needs the state store
 	// (event dedup, a thread lease, a session slot) retries a failing store
-	// before the bot decides without it; 0 means DefaultStorePatience.
+	// before the bot decides without it; 0 means storeguard.DefaultPatience
+	// (20 s).
 	StorePatience time.Duration
 	// ChannelRefresh is how often the channel directory that rules by name
 	// resolve through is read again with conversations.list, forgetting
 	// what it learned before; 0 (or less) means every 30 minutes.
 	ChannelRefresh time.Duration
 }
-
-// DefaultStorePatience is how long a decision that needs the state store
-// waits for it to answer again before the bot decides without it.
-const DefaultStorePatience = storeguard.DefaultPatience
 
 // Thread names where a session answers.
 type Thread struct {
