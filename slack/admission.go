@@ -108,9 +108,9 @@ type admission struct {
 	mu sync.Mutex
 	// What the store holds, renewed until release.
 	userSlot bool        // the person's slot
-	claim    state.Claim // the thread's lease, when leased
-	leased   bool
-	withSlot bool // the claim's slot is the session's (taken with the lease)
+	claim    state.Claim // the thread's lease and the session's slot, once asked for
+	leased   bool        // the lease is renewed: taken, or given up on for the store's failure
+	withSlot bool        // the claim's slot is the session's (taken with the lease)
 	slot     bool // the session's slot, taken on its own
 	lost     bool // the lease was last found held by another replica
 	// What this process holds.
@@ -260,10 +260,11 @@ func (ad *admission) release() {
 		if ad.local {
 			<-b.slots
 		}
-		switch {
-		case ad.leased:
+		// Given back whatever the admission believes it holds: a call
+		// that took a slot just as its session was stopped leaves no trace.
+		if ad.claim.Lease != "" {
 			_ = b.claims.unclaim(ctx, ad.claim)
-		case ad.slot:
+		} else {
 			_ = b.claims.release(ctx, sessionSlots, ad.id)
 		}
 		if ad.thread != "" {

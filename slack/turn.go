@@ -57,7 +57,7 @@ func (ad *admission) takeThread(ctx context.Context, channel, threadTS string, p
 	c := state.Claim{Lease: "lease:" + key, Owner: b.owner, Slots: sessionSlots, Holder: ad.id,
 		Limit: max(b.cfg.MaxConcurrentSessions, 1), TTL: b.leaseTTL}
 	ad.mu.Lock()
-	ad.thread, ad.claim, ad.leased = key, c, true
+	ad.thread, ad.claim = key, c
 	ad.mu.Unlock()
 	claimed := false // the first claim, which may take the slot too, was made
 	_, err := b.guard.Await(ctx, leasePoll, func(ctx context.Context) (bool, error) {
@@ -76,10 +76,18 @@ func (ad *admission) takeThread(ctx context.Context, channel, threadTS string, p
 		b.log.Info("another replica holds this thread; waiting", zap.String("thread", key))
 		p.beginWith(ctx, queuedHeadline)
 	})
-	if err != nil && ctx.Err() == nil {
+	if ctx.Err() != nil {
+		return false
+	}
+	if err != nil {
 		b.guard.Fallback("thread lease unavailable; answering with this process's lock only", zap.String("thread", key))
 	}
-	return ctx.Err() == nil
+	// Renewed from now on: a lease not taken for the store's failure is
+	// taken by a renewal once the store answers again.
+	ad.mu.Lock()
+	ad.leased = true
+	ad.mu.Unlock()
+	return true
 }
 
 // takeSlot waits for one of max_concurrent_sessions, showing "queued" in p
