@@ -177,7 +177,7 @@ func newTransport(o Options, clk clock) *Transport {
 		l.log = zap.NewNop()
 	}
 	if l.guard == nil {
-		l.guard = storeguard.New(storeguard.Options{Cooldown: storeCooldown, Log: l.log, Cause: o.Cause, Now: clk.Now})
+		l.guard = storeguard.New(storeguard.Options{Cooldown: storeCooldown, Trip: 1, Log: l.log, Cause: o.Cause, Now: clk.Now})
 	}
 	for m, rl := range o.Limits {
 		l.limits[m] = limit{rate: rl.PerMinute / 60, burst: rl.Burst, perChannel: rl.Per == config.PerChannel}

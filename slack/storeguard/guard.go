@@ -3,8 +3,9 @@
 // slows nothing down and costs a few log lines, not one per call.
 //
 // Every call is bounded by a timeout, whatever the store's own: a call that
-// does not answer in time is abandoned and counts as failed. A failed call
-// opens the breaker: for the cooldown that follows nobody asks the store
+// does not answer in time is abandoned and counts as failed. Failed calls
+// in a row (Options.Trip; one slow call under load is not an outage) open
+// the breaker: for the cooldown that follows nobody asks the store
 // (calls fail at once with ErrDown and their callers fall back), then one
 // call at a time probes it, and the first call that succeeds closes the
 // breaker again. A decision that needs the store (is this event new? may
@@ -35,6 +36,8 @@ const (
 	DefaultCooldown = 5 * time.Second
 	// DefaultTimeout bounds a call when its caller gives no timeout.
 	DefaultTimeout = 5 * time.Second
+	// DefaultTrip is how many failed calls in a row open the breaker.
+	DefaultTrip = 3
 )
 
 // Backoff between a decision's tries of a failing store.
@@ -60,6 +63,9 @@ type Options struct {
 	// Cooldown is how long the breaker stays open after a failure; zero
 	// means DefaultCooldown, shortened to a quarter of Patience.
 	Cooldown time.Duration
+	// Trip is how many failed calls in a row open the breaker;
+	// DefaultTrip when zero. A failed probe opens it again at once.
+	Trip int
 	// Log receives the outage lines; nil logs nothing.
 	Log *zap.Logger
 	// Cause renders the store's errors for the log without hosts or
@@ -72,12 +78,14 @@ type Options struct {
 // Guard applies the policy. Its zero value is not usable: make one with New.
 type Guard struct {
 	patience, cooldown time.Duration
+	trip               int
 	log                *zap.Logger
 	cause              func(error) string
 	now                func() time.Time
 
 	mu        sync.Mutex
-	open      bool      // the last call failed
+	fails     int       // failed calls in a row
+	open      bool      // the breaker is open: fails reached trip
 	openUntil time.Time // nobody asks the store before then
 	probing   bool      // one call is asking it again
 	// downSince is when a decision last waited out the patience; zero
@@ -96,13 +104,16 @@ type kind struct {
 
 // New makes a Guard.
 func New(o Options) *Guard {
-	g := &Guard{patience: o.Patience, cooldown: o.Cooldown, log: o.Log, cause: o.Cause, now: o.Now,
+	g := &Guard{patience: o.Patience, cooldown: o.Cooldown, trip: o.Trip, log: o.Log, cause: o.Cause, now: o.Now,
 		kinds: map[string]*kind{}, fallbacks: map[string]time.Time{}}
 	if g.patience <= 0 {
 		g.patience = DefaultPatience
 	}
 	if g.cooldown <= 0 {
 		g.cooldown = min(DefaultCooldown, g.patience/4)
+	}
+	if g.trip <= 0 {
+		g.trip = DefaultTrip
 	}
 	if g.log == nil {
 		g.log = zap.NewNop()
@@ -217,14 +228,17 @@ func (g *Guard) result(name string, err error) {
 		g.probing = false
 	}
 	if err == nil {
-		g.open, g.downSince = false, time.Time{}
+		g.open, g.fails, g.downSince = false, 0, time.Time{}
 		if k.failing {
 			k.failing = false
 			back, k.warned = k.warned, false
 		}
 	} else {
 		if !errors.Is(err, ErrDown) { // a call not made leaves the breaker as it is
-			g.open, g.openUntil = true, now.Add(g.cooldown)
+			g.fails++
+			if g.fails >= g.trip || g.open {
+				g.open, g.openUntil = true, now.Add(g.cooldown)
+			}
 		}
 		k.failing = true
 		if !k.warned && now.Sub(k.lastWarn) >= warnEvery {

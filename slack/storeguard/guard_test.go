@@ -40,7 +40,7 @@ func newGuard(t *testing.T, o Options) (*Guard, *clock, *observer.ObservedLogs) 
 var errBroken = errors.New("connection refused")
 
 func TestAFailureOpensTheBreakerUntilTheCooldownThenOneCallProbes(t *testing.T) {
-	g, clk, logs := newGuard(t, Options{Cooldown: time.Second})
+	g, clk, logs := newGuard(t, Options{Cooldown: time.Second, Trip: 1})
 	ctx := context.Background()
 	calls := 0
 	fail := func(context.Context) error { calls++; return errBroken }
@@ -74,7 +74,7 @@ func TestAFailureOpensTheBreakerUntilTheCooldownThenOneCallProbes(t *testing.T) 
 }
 
 func TestOnlyOneCallProbesAnOpenBreakerAtATime(t *testing.T) {
-	g, clk, _ := newGuard(t, Options{Cooldown: time.Second})
+	g, clk, _ := newGuard(t, Options{Cooldown: time.Second, Trip: 1})
 	ctx := context.Background()
 	_ = g.Call(ctx, "k", 0, func(context.Context) error { return errBroken })
 	clk.advance(time.Second)
@@ -94,6 +94,25 @@ func TestOnlyOneCallProbesAnOpenBreakerAtATime(t *testing.T) {
 	close(release)
 	if err := <-probed; err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestTheBreakerOpensOnlyAfterTripFailuresInARow(t *testing.T) {
+	g, _, _ := newGuard(t, Options{Cooldown: time.Second})
+	ctx := context.Background()
+	calls := 0
+	fail := func(context.Context) error { calls++; return errBroken }
+	ok := func(context.Context) error { calls++; return nil }
+	// Two failures, a success, two failures: never three in a row.
+	for _, f := range []func(context.Context) error{fail, fail, ok, fail, fail} {
+		_ = g.Call(ctx, "k", 0, f)
+	}
+	if calls != 5 {
+		t.Fatalf("%d of 5 calls reached the store: the breaker opened before %d failures in a row", calls, DefaultTrip)
+	}
+	_ = g.Call(ctx, "k", 0, fail)
+	if err := g.Call(ctx, "k", 0, ok); !errors.Is(err, ErrDown) {
+		t.Errorf("after %d failures in a row a call was made: %v", DefaultTrip, err)
 	}
 }
 
