@@ -8,6 +8,7 @@ import (
 	slackapi "github.com/slack-go/slack"
 	"go.uber.org/zap"
 
+	"github.com/slackbot/slackbot/redact"
 	"github.com/slackbot/slackbot/state"
 )
 
@@ -104,7 +105,7 @@ func (b *Bot) storeResult(kind string, err error) {
 	h.mu.Unlock()
 	switch {
 	case warn:
-		b.log.Warn("state store failing; retrying", zap.String("calls", kind), zap.String("error", state.Cause(err)))
+		b.log.Warn("state store failing; retrying", zap.String("calls", kind), zap.String("error", redact.Cause(err)))
 	case recovered:
 		b.log.Info("state store answering again", zap.String("calls", kind))
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm"
-	"github.com/slackbot/slackbot/state"
+	"github.com/slackbot/slackbot/redact"
 )
 
 // Daily budgets. Usage is counted in the state store per person and per
@@ -132,12 +132,12 @@ func (b *Bot) reserve(ctx context.Context, user, origin string, a *config.Agent)
 		h.tokensKey, h.costKey = quotaKeys(c.kind, c.who, time.Now())
 		tokens, err := b.state.Add(ctx, h.tokensKey, h.tokens, quotaTTL)
 		if err != nil {
-			b.log.Warn("quota counters unavailable; not enforcing", zap.String("error", state.Cause(err)))
+			b.log.Warn("quota counters unavailable; not enforcing", zap.String("error", redact.Cause(err)))
 			continue
 		}
 		cost, err := b.state.Add(ctx, h.costKey, h.cost, quotaTTL)
 		if err != nil {
-			b.log.Warn("quota counters unavailable; not enforcing", zap.String("error", state.Cause(err)))
+			b.log.Warn("quota counters unavailable; not enforcing", zap.String("error", redact.Cause(err)))
 			b.unreserve(ctx, held{tokensKey: h.tokensKey, spent: spent{tokens: h.tokens}})
 			continue
 		}
@@ -157,12 +157,12 @@ func (b *Bot) reserve(ctx context.Context, user, origin string, a *config.Agent)
 func (b *Bot) unreserve(ctx context.Context, h held) {
 	if h.tokens != 0 && h.tokensKey != "" {
 		if _, err := b.state.Add(ctx, h.tokensKey, -h.tokens, quotaTTL); err != nil {
-			b.log.Warn("usage not counted", zap.String("error", state.Cause(err)))
+			b.log.Warn("usage not counted", zap.String("error", redact.Cause(err)))
 		}
 	}
 	if h.cost != 0 && h.costKey != "" {
 		if _, err := b.state.Add(ctx, h.costKey, -h.cost, quotaTTL); err != nil {
-			b.log.Warn("usage not counted", zap.String("error", state.Cause(err)))
+			b.log.Warn("usage not counted", zap.String("error", redact.Cause(err)))
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/redact"
 )
 
 // Redis is a Store in a Redis server that several replicas share: every
@@ -69,7 +70,7 @@ func DialRedis(ctx context.Context, rawURL, prefix string) (*Redis, error) {
 	client := redis.NewClient(opts)
 	if err := client.Ping(ctx).Err(); err != nil {
 		_ = client.Close()
-		return nil, fmt.Errorf("state: the redis server of state.redis_url does not answer: %s", Cause(err))
+		return nil, fmt.Errorf("state: the redis server of state.redis_url does not answer: %s", redact.Cause(err))
 	}
 	return NewRedis(client, prefix), nil
 }
