@@ -97,7 +97,7 @@ func loadAgent(file string, cfg *Config, lookup func(string) (string, bool), p *
 	if reflect.ValueOf(base).IsZero() {
 		base = BuiltinDefaults()
 	}
-	inherit(a, base, set)
+	inherit(&a.AgentDefaults, base, set)
 	inheritToolOutput(&a.ToolOutput, cfg.ToolOutput, set)
 	if cfg.Path == "" && !set("tool_output.overlap_percent") { // no configuration file: built-in defaults
 		a.ToolOutput.OverlapPercent = DefaultOverlapPercent
@@ -145,7 +145,7 @@ func isFence(l []byte) bool { return string(bytes.TrimRight(l, " \t\r")) == "---
 // reports which keys the file itself sets: values inherited from the
 // defaults section were checked there.
 func (a *Agent) validate(w *walker, cfg *Config, set func(string) bool) {
-	checkLimits(w, "", a.limits(), set)
+	checkLimits(w, "", a.AgentDefaults, set)
 	if len(a.Models) == 0 {
 		where := "defaults.models in the configuration file"
 		if cfg.Path != "" {
@@ -186,17 +186,6 @@ func (a *Agent) validate(w *walker, cfg *Config, set func(string) bool) {
 	} else {
 		a.resolveSchema(w)
 	}
-}
-
-// limits returns the agent's values of the keys it shares with the
-// defaults section.
-func (a *Agent) limits() AgentDefaults {
-	var d AgentDefaults
-	dv, av := reflect.ValueOf(&d).Elem(), reflect.ValueOf(a).Elem()
-	for i := range dv.NumField() {
-		dv.Field(i).Set(av.FieldByName(dv.Type().Field(i).Name))
-	}
-	return d
 }
 
 // AllowsTool reports whether the agent may be offered the tool with the

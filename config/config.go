@@ -87,7 +87,7 @@ type Model struct {
 // MaxRetries counts extra attempts after a failed model call (0 = none);
 // RestrictionMaxInjections 0 means unlimited (still bounded by MaxTurns).
 type AgentDefaults struct {
-	Models                   []string `yaml:"models"`
+	Models                   []string `yaml:"models"` // "provider/model", tried in order
 	MaxTurns                 int      `yaml:"max_turns"`
 	MaxRetries               int      `yaml:"max_retries"`
 	MaxToolCallsPerTurn      int      `yaml:"max_tool_calls_per_turn"`
@@ -98,7 +98,7 @@ type AgentDefaults struct {
 	ContextBuffer            int      `yaml:"context_buffer"`
 	LLMTimeout               Duration `yaml:"llm_timeout"`
 	ToolTimeout              Duration `yaml:"tool_timeout"`
-	MaxSessionDuration       Duration `yaml:"max_session_duration"`
+	MaxSessionDuration       Duration `yaml:"max_session_duration"` // the whole session: model calls, retry waits, tools
 	RestrictionMessage       string   `yaml:"restriction_message"`
 	RestrictionMaxInjections int      `yaml:"restriction_max_injections"`
 }
@@ -130,35 +130,24 @@ const (
 // built-in defaults, so consumers never see zero limits. A key set to null
 // or to an empty ${VAR:-} counts as omitted.
 type Agent struct {
-	Name        string   `yaml:"-"` // file name without .md
-	Path        string   `yaml:"-"`
-	Prompt      string   `yaml:"-"` // the Markdown body
-	Description string   `yaml:"description"`
-	Models      []string `yaml:"models"` // "provider/model", tried in order
+	Name        string `yaml:"-"` // file name without .md
+	Path        string `yaml:"-"`
+	Prompt      string `yaml:"-"` // the Markdown body
+	Description string `yaml:"description"`
+	// AgentDefaults holds the keys an agent file shares with the defaults
+	// section, declared once there: its models and limits.
+	AgentDefaults `yaml:",inline"`
 	// Tools are globs (path.Match syntax) over namespaced tool names, e.g.
 	// "github__*". The optional built-ins agent__task_status, agent__batch
 	// and finish are offered only when a glob matches them;
 	// agent__final_report is always offered, and so are the sub-agents of
 	// Agents and, for a router, router__handoff-to. No tools key means no
 	// other tools. See AllowsTool.
-	Tools                    []string `yaml:"tools"`
-	MaxTurns                 int      `yaml:"max_turns"`
-	MaxRetries               int      `yaml:"max_retries"`
-	MaxToolCallsPerTurn      int      `yaml:"max_tool_calls_per_turn"`
-	Temperature              *float64 `yaml:"temperature"`
-	TopP                     *float64 `yaml:"top_p"`
-	MaxOutputTokens          int      `yaml:"max_output_tokens"`
-	ContextWindow            int      `yaml:"context_window"`
-	ContextBuffer            int      `yaml:"context_buffer"`
-	LLMTimeout               Duration `yaml:"llm_timeout"`
-	ToolTimeout              Duration `yaml:"tool_timeout"`
-	MaxSessionDuration       Duration `yaml:"max_session_duration"` // the whole session: model calls, retry waits, tools
-	Output                   Output   `yaml:"output"`
-	RestrictOutput           bool     `yaml:"restrict_output"`
-	RestrictionMessage       string   `yaml:"restriction_message"`
-	RestrictionMaxInjections int      `yaml:"restriction_max_injections"`
-	Agents                   []string `yaml:"agents"` // sub-agents, by agent name
-	Router                   Router   `yaml:"router"`
+	Tools          []string `yaml:"tools"`
+	Output         Output   `yaml:"output"`
+	RestrictOutput bool     `yaml:"restrict_output"`
+	Agents         []string `yaml:"agents"` // sub-agents, by agent name
+	Router         Router   `yaml:"router"`
 	// ToolOutput is the configuration's tool_output with the keys this
 	// file sets replacing its values (dir cannot be set here).
 	ToolOutput ToolOutput `yaml:"tool_output"`

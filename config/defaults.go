@@ -36,11 +36,11 @@ const (
 // DefaultRedisPrefix starts every key of the Redis state backend.
 const DefaultRedisPrefix = "slackbot:"
 
-// inherit copies each field of src into the field of the same name of the
-// struct dst points to, unless the file set that key. Presence, not the
-// zero value, decides: "max_turns: 0" is an error, not "use the default",
-// while "restriction_max_injections: 0" (unlimited) is kept.
-func inherit(dst any, src AgentDefaults, set func(key string) bool) {
+// inherit copies each field of src into dst, unless the file set that key.
+// Presence, not the zero value, decides: "max_turns: 0" is an error, not
+// "use the default", while "restriction_max_injections: 0" (unlimited) is
+// kept.
+func inherit(dst *AgentDefaults, src AgentDefaults, set func(key string) bool) {
 	dv := reflect.ValueOf(dst).Elem()
 	sv := reflect.ValueOf(src)
 	st := sv.Type()
@@ -53,7 +53,7 @@ func inherit(dst any, src AgentDefaults, set func(key string) bool) {
 		if s, ok := v.Interface().([]string); ok {
 			v = reflect.ValueOf(slices.Clone(s))
 		}
-		dv.FieldByName(st.Field(i).Name).Set(v)
+		dv.Field(i).Set(v)
 	}
 }
 
