@@ -24,19 +24,13 @@ var agentNameRe = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 // reservedAgentNames would collide with the built-in agent__ tools.
 var reservedAgentNames = []string{"final_report", "task_status", "batch"}
 
-// LoadAgentFile reads one agent file, with ${VAR} resolved from the process
-// environment. See LoadAgentFileWith.
-func LoadAgentFile(path string, cfg *Config) (*Agent, error) {
-	return LoadAgentFileWith(path, cfg, Options{})
-}
-
-// LoadAgentFileWith reads one agent file: YAML frontmatter between "---"
+// loadAgentFile reads one agent file: YAML frontmatter between "---"
 // lines, then the system prompt. Keys the file omits are taken from
 // cfg.Defaults (as Load leaves them: complete; a zero AgentDefaults means
 // the built-in defaults). The agent is validated against cfg: its models'
 // providers, and its sub-agents and router destinations among cfg.Agents.
 // cfg may be nil.
-func LoadAgentFileWith(path string, cfg *Config, o Options) (*Agent, error) {
+func loadAgentFile(path string, cfg *Config, o Options) (*Agent, error) {
 	if cfg == nil {
 		cfg = &Config{}
 	}
@@ -100,13 +94,13 @@ func loadAgent(file string, cfg *Config, lookup func(string) (string, bool), p *
 	inherit(&a.AgentDefaults, base, set)
 	inheritToolOutput(&a.ToolOutput, cfg.ToolOutput, set)
 	if cfg.Path == "" && !set("tool_output.overlap_percent") { // no configuration file: built-in defaults
-		a.ToolOutput.OverlapPercent = DefaultOverlapPercent
+		a.ToolOutput.OverlapPercent = defaultOverlapPercent
 	}
 	if a.ToolOutput.MaxBytes == 0 {
 		a.ToolOutput.MaxBytes = DefaultToolResponseMaxByte
 	}
 	if a.ToolOutput.MaxChunksForFullMode == 0 {
-		a.ToolOutput.MaxChunksForFullMode = DefaultMaxChunksForFull
+		a.ToolOutput.MaxChunksForFullMode = defaultMaxChunksForFull
 	}
 	if a.Output.Format == "" {
 		a.Output.Format = FormatMarkdown

@@ -105,10 +105,10 @@ type AgentDefaults struct {
 
 // Built-in defaults.
 const (
-	DefaultMaxTurns            = 10
-	DefaultMaxRetries          = 3
-	DefaultMaxToolCallsPerTurn = 10
-	DefaultMaxOutputTokens     = 4096
+	defaultMaxTurns            = 10
+	defaultMaxRetries          = 3
+	defaultMaxToolCallsPerTurn = 10
+	defaultMaxOutputTokens     = 4096
 	DefaultContextWindow       = 131072
 	DefaultContextBuffer       = 256
 	DefaultLLMTimeout          = 600 * time.Second
@@ -117,8 +117,8 @@ const (
 	DefaultToolResponseMaxByte = 12288
 	DefaultMCPInitConcurrency  = 4
 	DefaultMaxAgentDepth       = 3
-	DefaultMaxChunksForFull    = 1
-	DefaultOverlapPercent      = 10
+	defaultMaxChunksForFull    = 1
+	defaultOverlapPercent      = 10
 	// DefaultRestrictionMessage is the reminder sent under restrict_output;
 	// it names both ways to end: finish and the final report tool.
 	DefaultRestrictionMessage = "Do not produce a final answer directly. Before finishing, call a tool. " +
@@ -454,23 +454,20 @@ type RoutingRule struct {
 
 // Defaults of the Slack headend.
 const (
-	DefaultSlackAPIURL           = "https://slack.com/api/"
+	defaultSlackAPIURL           = "https://slack.com/api/"
 	DefaultSlashCommand          = "/ask"
-	DefaultProgressInterval      = 2 * time.Second
-	DefaultHistoryMessages       = 100
-	DefaultHistoryChars          = 100000
-	DefaultMaxConcurrentSessions = 20
+	defaultProgressInterval      = 2 * time.Second
+	defaultHistoryMessages       = 100
+	defaultHistoryChars          = 100000
+	defaultMaxConcurrentSessions = 20
 	DefaultMaxSessionsPerUser    = 3
 	DefaultMaxQueuedSessions     = 100
 	DefaultShutdownGrace         = 30 * time.Second
 	DefaultRejectionMessage      = "Sorry, I can't help with that here."
 )
 
-// SlackRequestKinds are the values of a routing rule's on.
-var SlackRequestKinds = []string{"mentions", "dms", "slash"}
-
-// On reports whether a toggle is on (nil means the default, on).
-func On(b *bool) bool { return b == nil || *b }
+// slackRequestKinds are the values of a routing rule's on.
+var slackRequestKinds = []string{"mentions", "dms", "slash"}
 
 // State configures what the Slack headend remembers (event dedup, thread
 // leases, the bot's threads, session records).
@@ -499,13 +496,13 @@ type State struct {
 const (
 	DefaultLeaseTTL = 20 * time.Second
 	MinLeaseTTL     = 3 * time.Second
-	MaxLeaseTTL     = time.Hour
+	maxLeaseTTL     = time.Hour
 )
 
 // Default and floor of state.session_retention.
 const (
-	DefaultSessionRetention = 90 * 24 * time.Hour
-	MinSessionRetention     = time.Hour
+	defaultSessionRetention = 90 * 24 * time.Hour
+	minSessionRetention     = time.Hour
 )
 
 // Quotas bound what each person and each channel may spend on the bot a

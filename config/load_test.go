@@ -114,8 +114,8 @@ func TestExpansionInFiles(t *testing.T) {
 	t.Run("an empty expansion of a number means the key is not set", func(t *testing.T) {
 		t.Parallel()
 		cfg := mustLoad(t, map[string]string{"slackbot.yaml": baseConfig + "  max_turns: ${TURNS:-}\n"})
-		if cfg.Defaults.MaxTurns != DefaultMaxTurns {
-			t.Errorf("max_turns = %d, want the default %d", cfg.Defaults.MaxTurns, DefaultMaxTurns)
+		if cfg.Defaults.MaxTurns != defaultMaxTurns {
+			t.Errorf("max_turns = %d, want the default %d", cfg.Defaults.MaxTurns, defaultMaxTurns)
 		}
 	})
 	t.Run("agent frontmatter is expanded", func(t *testing.T) {
@@ -174,12 +174,12 @@ defaults:
 		{"omitted max_turns comes from defaults", bare.MaxTurns, 5},
 		{"omitted temperature comes from defaults", *bare.Temperature, 0.1},
 		{"omitted llm_timeout comes from defaults", bare.LLMTimeout.D(), 90 * time.Second},
-		{"a key absent from defaults takes the built-in value", bare.MaxToolCallsPerTurn, DefaultMaxToolCallsPerTurn},
+		{"a key absent from defaults takes the built-in value", bare.MaxToolCallsPerTurn, defaultMaxToolCallsPerTurn},
 		{"the built-in tool timeout applies", bare.ToolTimeout.D(), DefaultToolTimeout},
 		{"the built-in restriction message applies", bare.RestrictionMessage, DefaultRestrictionMessage},
 		{"output format defaults to markdown", bare.Output.Format, FormatMarkdown},
-		{"max_retries defaults to 3", bare.MaxRetries, DefaultMaxRetries},
-		{"the defaults section is completed with built-ins", cfg.Defaults.MaxOutputTokens, DefaultMaxOutputTokens},
+		{"max_retries defaults to 3", bare.MaxRetries, defaultMaxRetries},
+		{"the defaults section is completed with built-ins", cfg.Defaults.MaxOutputTokens, defaultMaxOutputTokens},
 		{"an agent key overrides defaults", own.MaxTurns, 2},
 		{"an explicit zero is kept, not defaulted", own.RestrictionMaxInjections, 0},
 		{"an agent's restriction message overrides the default", own.RestrictionMessage, "Use a tool."},
