@@ -96,10 +96,12 @@ func BenchmarkSessionTurn(b *testing.B) {
 
 func benchAgent() *config.Agent {
 	return &config.Agent{
-		Name: "bench", Prompt: "You look things up.", Models: []string{"bench/m"}, Tools: []string{"bench__*"},
-		MaxTurns: 50, MaxRetries: 0, MaxToolCallsPerTurn: 10, MaxOutputTokens: 4096,
-		ContextWindow: config.DefaultContextWindow, ContextBuffer: config.DefaultContextBuffer,
-		LLMTimeout: config.Duration(config.DefaultLLMTimeout), ToolTimeout: config.Duration(config.DefaultToolTimeout),
+		Name: "bench", Prompt: "You look things up.", Tools: []string{"bench__*"},
+		AgentDefaults: config.AgentDefaults{
+			Models: []string{"bench/m"}, MaxTurns: 50, MaxRetries: 0, MaxToolCallsPerTurn: 10, MaxOutputTokens: 4096,
+			ContextWindow: config.DefaultContextWindow, ContextBuffer: config.DefaultContextBuffer,
+			LLMTimeout: config.Duration(config.DefaultLLMTimeout), ToolTimeout: config.Duration(config.DefaultToolTimeout),
+		},
 		Output: config.Output{Format: config.FormatMarkdown},
 	}
 }

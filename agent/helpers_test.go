@@ -48,22 +48,24 @@ const (
 // (which fills defaults) is tested elsewhere.
 func testAgent() *config.Agent {
 	return &config.Agent{
-		Name:                     "tester",
-		Prompt:                   "You are a careful test agent. Use the tools, then report.",
-		Models:                   []string{"fake/" + testModel},
-		Tools:                    []string{"test__*"},
-		MaxTurns:                 6,
-		MaxRetries:               2,
-		MaxToolCallsPerTurn:      5,
-		MaxOutputTokens:          1024,
-		ContextWindow:            config.DefaultContextWindow,
-		ContextBuffer:            config.DefaultContextBuffer,
-		LLMTimeout:               config.Duration(30 * time.Second),
-		ToolTimeout:              config.Duration(10 * time.Second),
-		Output:                   config.Output{Format: config.FormatMarkdown},
-		RestrictOutput:           false,
-		RestrictionMessage:       config.DefaultRestrictionMessage,
-		RestrictionMaxInjections: 3,
+		Name:   "tester",
+		Prompt: "You are a careful test agent. Use the tools, then report.",
+		AgentDefaults: config.AgentDefaults{
+			Models:                   []string{"fake/" + testModel},
+			MaxTurns:                 6,
+			MaxRetries:               2,
+			MaxToolCallsPerTurn:      5,
+			MaxOutputTokens:          1024,
+			ContextWindow:            config.DefaultContextWindow,
+			ContextBuffer:            config.DefaultContextBuffer,
+			LLMTimeout:               config.Duration(30 * time.Second),
+			ToolTimeout:              config.Duration(10 * time.Second),
+			RestrictionMessage:       config.DefaultRestrictionMessage,
+			RestrictionMaxInjections: 3,
+		},
+		Tools:          []string{"test__*"},
+		Output:         config.Output{Format: config.FormatMarkdown},
+		RestrictOutput: false,
 	}
 }
 

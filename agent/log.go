@@ -5,10 +5,10 @@ import (
 	"go.uber.org/zap/zapcore"
 )
 
-// LogEvents returns an Observer that writes each event as one structured
+// logEvents returns an Observer that writes each event as one structured
 // line. Events hold sizes, names and timings, never arguments, results or
 // credentials, so nothing secret reaches the log through here.
-func LogEvents(log *zap.Logger) Observer {
+func logEvents(log *zap.Logger) Observer {
 	return func(e Event) {
 		ce := log.Check(eventLevel(&e), string(e.Kind))
 		if ce == nil {

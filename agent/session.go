@@ -204,7 +204,7 @@ func (r *Runner) newSession(in Input, l *link) (*session, error) {
 		s.id = randomID(8)
 	}
 	if r.Log != nil {
-		s.obs = Tee(s.obs, LogEvents(r.Log))
+		s.obs = Tee(s.obs, logEvents(r.Log))
 		s.log = r.Log.With(zap.String("session", s.id), zap.String("agent", a.Name))
 	}
 	targets, err := r.targets(a.Models)

@@ -201,10 +201,13 @@ func (s *session) readGrepAgent(callID string, under *Op) tooloutput.SubAgent {
 		off := false
 		a := &config.Agent{
 			Name: ToolOutputTool, Description: "Reads a stored tool result with Read and Grep.", Prompt: system,
-			Models: models, Tools: []string{"Read", "Grep"}, MaxTurns: readGrepTurns, MaxRetries: s.a.MaxRetries,
-			MaxToolCallsPerTurn: s.a.MaxToolCallsPerTurn, Temperature: s.a.Temperature, MaxOutputTokens: s.a.MaxOutputTokens,
-			ContextWindow: s.a.ContextWindow, ContextBuffer: s.a.ContextBuffer, LLMTimeout: s.a.LLMTimeout,
-			ToolTimeout: s.a.ToolTimeout, MaxSessionDuration: s.a.MaxSessionDuration,
+			AgentDefaults: config.AgentDefaults{
+				Models: models, MaxTurns: readGrepTurns, MaxRetries: s.a.MaxRetries,
+				MaxToolCallsPerTurn: s.a.MaxToolCallsPerTurn, Temperature: s.a.Temperature, MaxOutputTokens: s.a.MaxOutputTokens,
+				ContextWindow: s.a.ContextWindow, ContextBuffer: s.a.ContextBuffer, LLMTimeout: s.a.LLMTimeout,
+				ToolTimeout: s.a.ToolTimeout, MaxSessionDuration: s.a.MaxSessionDuration,
+			},
+			Tools:      []string{"Read", "Grep"},
 			Output:     config.Output{Format: config.FormatText},
 			ToolOutput: config.ToolOutput{Enabled: &off, MaxBytes: readGrepResultBytes},
 		}

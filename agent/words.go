@@ -10,6 +10,7 @@ import (
 
 	"github.com/slackbot/slackbot/blockkit"
 	"github.com/slackbot/slackbot/llm"
+	"github.com/slackbot/slackbot/redact"
 )
 
 // How the loop puts what happened into words, for people and for logs.
@@ -21,8 +22,9 @@ func randomID(n int) string {
 }
 
 // unreachable says, for the person waiting, why no model answered. It
-// names the kind of failure only: the technical error (hosts, addresses,
-// gateway URLs) goes to the log with Result.Err, never to the user.
+// names the kind of failure, a failed connection in redact's fixed words:
+// the technical error (hosts, addresses, gateway URLs) goes to the log
+// with Result.Err, never to the user.
 func unreachable(err error) string {
 	var ce *llm.ChainError
 	if errors.As(err, &ce) && ce.Wait > 0 {
@@ -41,6 +43,9 @@ func unreachable(err error) string {
 		why = "the model service did not answer in time"
 	case llm.ErrNetwork:
 		why = "the model service could not be reached"
+		if how := redact.Network(err); how != "" && how != "unreachable" {
+			why += " (" + how + ")"
+		}
 	case llm.ErrServer:
 		why = "the model service is failing or overloaded"
 	case llm.ErrBadRequest:

@@ -1,5 +1,5 @@
 // Package blockkit turns the Markdown a model writes into Slack messages:
-// mrkdwn text (Mrkdwn, PlainText), Block Kit messages within Slack's limits
+// mrkdwn text (Mrkdwn), Block Kit messages within Slack's limits
 // (FromMarkdown, SplitMrkdwn), and checks of any message against those limits
 // (Validate, ValidateJSON). Repair and RepairReport fix the Block Kit a model
 // wrote itself (see repair.go for its steps).

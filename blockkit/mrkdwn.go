@@ -25,22 +25,13 @@ func Mrkdwn(markdown string) string {
 	return strings.TrimRight(w.b.String(), " \n")
 }
 
-// PlainText converts Markdown to readable plain text: markup is removed, link
-// labels and image alt text stay (the URL where a link has no label), list
-// bullets and numbers stay, code keeps its content without fences, and Slack
-// tokens read as @name, #channel or @here. Nothing is escaped, so the result
-// suits plain_text objects; escape &, < and > before using it as mrkdwn.
-func PlainText(markdown string) string {
-	src := []byte(markdown)
-	doc := parseMarkdown(src)
-	w := newRenderer(src, true)
-	w.blocks(doc, 2)
-	return strings.TrimSpace(w.b.String())
-}
-
-// plainKeepingLinks is PlainText, except that a link's address follows its
-// label in parentheses ("docs (https://d.io)"), for a plain_text field or a
-// table cell, which cannot link: the reader still sees where it leads.
+// plainKeepingLinks converts Markdown to readable plain text, for a
+// plain_text field or a table cell, which cannot link: markup is removed, a
+// link's or image's address follows its label or alt text in parentheses
+// ("docs (https://d.io)") so the reader still sees where it leads, list
+// bullets and numbers stay, code keeps its content without fences, and
+// Slack tokens read as @name, #channel or @here. Nothing is escaped;
+// escape &, < and > before using the result as mrkdwn.
 func plainKeepingLinks(markdown string) string {
 	src := []byte(markdown)
 	doc := parseMarkdown(src)

@@ -212,16 +212,16 @@ func TestMrkdwnOfEmptyInputIsEmpty(t *testing.T) {
 	}
 }
 
-func TestPlainText(t *testing.T) {
+func TestPlainTextKeepsWordsAndWhereLinksLead(t *testing.T) {
 	t.Parallel()
 	cases := []mrkdwnCase{
 		{"markup is removed", "# A **big** _deal_ ~~x~~", "A big deal x"},
-		{"links keep their label", "[docs](https://d.io) and ![alt](https://i.io/a.png)", "docs and alt"},
+		{"links and images keep their label and address", "[docs](https://d.io) and ![alt](https://i.io/a.png)", "docs (https://d.io) and alt (https://i.io/a.png)"},
 		{"bare links keep their URL", "see https://d.io and <https://e.io>", "see https://d.io and https://e.io"},
 		{"nothing is escaped", "a < b & c > d", "a < b & c > d"},
 		{"escapes are resolved", `\*literal\* &amp; more`, "*literal* & more"},
 		{"code keeps its content without fences", "`x<y`\n\n```\nfn()\n```", "x<y\n\nfn()"},
-		{"Slack tokens read as mentions", "<@U1> <@U2|bob> <#C1|general> <!here> <!subteam^S1|@ops> <!date^1^{date}|today> <https://d.io|site>", "@U1 @bob #general @here @ops today site"},
+		{"Slack tokens read as mentions", "<@U1> <@U2|bob> <#C1|general> <!here> <!subteam^S1|@ops> <!date^1^{date}|today> <https://d.io|site>", "@U1 @bob #general @here @ops today site (https://d.io)"},
 		{"inline HTML tags are dropped", "<b>bold</b>", "bold"},
 		{"lists keep bullets", "- a\n- b", "• a\n• b"},
 		{"quotes lose their marker", "> quoted", "quoted"},
@@ -230,8 +230,8 @@ func TestPlainText(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := PlainText(tc.in); got != tc.want {
-				t.Errorf("PlainText(%q)\n got: %q\nwant: %q", tc.in, got, tc.want)
+			if got := plainKeepingLinks(tc.in); got != tc.want {
+				t.Errorf("plainKeepingLinks(%q)\n got: %q\nwant: %q", tc.in, got, tc.want)
 			}
 		})
 	}

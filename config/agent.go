@@ -24,19 +24,13 @@ var agentNameRe = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 // reservedAgentNames would collide with the built-in agent__ tools.
 var reservedAgentNames = []string{"final_report", "task_status", "batch"}
 
-// LoadAgentFile reads one agent file, with ${VAR} resolved from the process
-// environment. See LoadAgentFileWith.
-func LoadAgentFile(path string, cfg *Config) (*Agent, error) {
-	return LoadAgentFileWith(path, cfg, Options{})
-}
-
-// LoadAgentFileWith reads one agent file: YAML frontmatter between "---"
+// loadAgentFile reads one agent file: YAML frontmatter between "---"
 // lines, then the system prompt. Keys the file omits are taken from
 // cfg.Defaults (as Load leaves them: complete; a zero AgentDefaults means
 // the built-in defaults). The agent is validated against cfg: its models'
 // providers, and its sub-agents and router destinations among cfg.Agents.
 // cfg may be nil.
-func LoadAgentFileWith(path string, cfg *Config, o Options) (*Agent, error) {
+func loadAgentFile(path string, cfg *Config, o Options) (*Agent, error) {
 	if cfg == nil {
 		cfg = &Config{}
 	}
@@ -97,16 +91,16 @@ func loadAgent(file string, cfg *Config, lookup func(string) (string, bool), p *
 	if reflect.ValueOf(base).IsZero() {
 		base = BuiltinDefaults()
 	}
-	inherit(a, base, set)
+	inherit(&a.AgentDefaults, base, set)
 	inheritToolOutput(&a.ToolOutput, cfg.ToolOutput, set)
 	if cfg.Path == "" && !set("tool_output.overlap_percent") { // no configuration file: built-in defaults
-		a.ToolOutput.OverlapPercent = DefaultOverlapPercent
+		a.ToolOutput.OverlapPercent = defaultOverlapPercent
 	}
 	if a.ToolOutput.MaxBytes == 0 {
 		a.ToolOutput.MaxBytes = DefaultToolResponseMaxByte
 	}
 	if a.ToolOutput.MaxChunksForFullMode == 0 {
-		a.ToolOutput.MaxChunksForFullMode = DefaultMaxChunksForFull
+		a.ToolOutput.MaxChunksForFullMode = defaultMaxChunksForFull
 	}
 	if a.Output.Format == "" {
 		a.Output.Format = FormatMarkdown
@@ -145,7 +139,7 @@ func isFence(l []byte) bool { return string(bytes.TrimRight(l, " \t\r")) == "---
 // reports which keys the file itself sets: values inherited from the
 // defaults section were checked there.
 func (a *Agent) validate(w *walker, cfg *Config, set func(string) bool) {
-	checkLimits(w, "", a.limits(), set)
+	checkLimits(w, "", a.AgentDefaults, set)
 	if len(a.Models) == 0 {
 		where := "defaults.models in the configuration file"
 		if cfg.Path != "" {
@@ -186,17 +180,6 @@ func (a *Agent) validate(w *walker, cfg *Config, set func(string) bool) {
 	} else {
 		a.resolveSchema(w)
 	}
-}
-
-// limits returns the agent's values of the keys it shares with the
-// defaults section.
-func (a *Agent) limits() AgentDefaults {
-	var d AgentDefaults
-	dv, av := reflect.ValueOf(&d).Elem(), reflect.ValueOf(a).Elem()
-	for i := range dv.NumField() {
-		dv.Field(i).Set(av.FieldByName(dv.Type().Field(i).Name))
-	}
-	return d
 }
 
 // AllowsTool reports whether the agent may be offered the tool with the

@@ -77,7 +77,7 @@ func TestLoadAgentFile(t *testing.T) {
 	}
 	t.Run("an agent file loads against a configuration", func(t *testing.T) {
 		t.Parallel()
-		a, err := LoadAgentFile(write("helper.md", "---\nagents: [assistant]\nmax_turns: 3\n---\nHelp."), cfg)
+		a, err := loadAgentFile(write("helper.md", "---\nagents: [assistant]\nmax_turns: 3\n---\nHelp."), cfg, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,35 +87,35 @@ func TestLoadAgentFile(t *testing.T) {
 	})
 	t.Run("its sub-agents must be among the configuration's agents", func(t *testing.T) {
 		t.Parallel()
-		_, err := LoadAgentFile(write("lonely.md", "---\nagents: [ghost]\n---\n"), cfg)
+		_, err := loadAgentFile(write("lonely.md", "---\nagents: [ghost]\n---\n"), cfg, Options{})
 		wantErrors(t, err, `lonely.md:2: agents[0]: agent "ghost" does not exist (agents: assistant, lonely)`)
 	})
 	t.Run("a cycle through the configuration's agents is found", func(t *testing.T) {
 		t.Parallel()
 		cfg := *cfg
 		cfg.Agents = map[string]*Agent{"b": {Name: "b", Agents: []string{"zed"}}}
-		_, err := LoadAgentFile(write("zed.md", "---\nagents: [b]\n---\n"), &cfg)
+		_, err := loadAgentFile(write("zed.md", "---\nagents: [b]\n---\n"), &cfg, Options{})
 		wantErrors(t, err, "zed.md:2: agents[0]: sub-agents form a cycle: zed → b → zed")
 	})
 	t.Run("without a configuration the built-in defaults apply and models are required", func(t *testing.T) {
 		t.Parallel()
-		_, err := LoadAgentFile(write("bare.md", "Prompt only."), nil)
+		_, err := loadAgentFile(write("bare.md", "Prompt only."), nil, Options{})
 		wantErrors(t, err, "bare.md: models: no model to use")
 	})
 	t.Run("a hand-built configuration without defaults gets the built-in ones", func(t *testing.T) {
 		t.Parallel()
 		hand := &Config{LLM: LLM{Providers: map[string]Provider{"p": {Type: "openai"}}}}
-		a, err := LoadAgentFile(write("hand.md", "---\nmodels: [p/m]\n---\n"), hand)
+		a, err := loadAgentFile(write("hand.md", "---\nmodels: [p/m]\n---\n"), hand, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a.MaxTurns != DefaultMaxTurns || a.ContextWindow != DefaultContextWindow || a.LLMTimeout.D() != DefaultLLMTimeout {
+		if a.MaxTurns != defaultMaxTurns || a.ContextWindow != DefaultContextWindow || a.LLMTimeout.D() != DefaultLLMTimeout {
 			t.Errorf("got %+v", a)
 		}
 	})
 	t.Run("a missing file is an error naming it", func(t *testing.T) {
 		t.Parallel()
-		_, err := LoadAgentFile(filepath.Join(dir, "nope.md"), cfg)
+		_, err := loadAgentFile(filepath.Join(dir, "nope.md"), cfg, Options{})
 		wantErrors(t, err, "nope.md")
 	})
 }

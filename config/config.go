@@ -87,61 +87,7 @@ type Model struct {
 // MaxRetries counts extra attempts after a failed model call (0 = none);
 // RestrictionMaxInjections 0 means unlimited (still bounded by MaxTurns).
 type AgentDefaults struct {
-	Models                   []string `yaml:"models"`
-	MaxTurns                 int      `yaml:"max_turns"`
-	MaxRetries               int      `yaml:"max_retries"`
-	MaxToolCallsPerTurn      int      `yaml:"max_tool_calls_per_turn"`
-	Temperature              *float64 `yaml:"temperature"`
-	TopP                     *float64 `yaml:"top_p"`
-	MaxOutputTokens          int      `yaml:"max_output_tokens"`
-	ContextWindow            int      `yaml:"context_window"`
-	ContextBuffer            int      `yaml:"context_buffer"`
-	LLMTimeout               Duration `yaml:"llm_timeout"`
-	ToolTimeout              Duration `yaml:"tool_timeout"`
-	MaxSessionDuration       Duration `yaml:"max_session_duration"`
-	RestrictionMessage       string   `yaml:"restriction_message"`
-	RestrictionMaxInjections int      `yaml:"restriction_max_injections"`
-}
-
-// Built-in defaults.
-const (
-	DefaultMaxTurns            = 10
-	DefaultMaxRetries          = 3
-	DefaultMaxToolCallsPerTurn = 10
-	DefaultMaxOutputTokens     = 4096
-	DefaultContextWindow       = 131072
-	DefaultContextBuffer       = 256
-	DefaultLLMTimeout          = 600 * time.Second
-	DefaultToolTimeout         = 300 * time.Second
-	DefaultMaxSessionDuration  = 10 * time.Minute
-	DefaultToolResponseMaxByte = 12288
-	DefaultMCPInitConcurrency  = 4
-	DefaultMaxAgentDepth       = 3
-	DefaultMaxChunksForFull    = 1
-	DefaultOverlapPercent      = 10
-	// DefaultRestrictionMessage is the reminder sent under restrict_output;
-	// it names both ways to end: finish and the final report tool.
-	DefaultRestrictionMessage = "Do not produce a final answer directly. Before finishing, call a tool. " +
-		"If no tool is needed, call the 'finish' tool or deliver your answer with 'agent__final_report'."
-)
-
-// Agent is one agent file: frontmatter keys plus the Markdown body, which is
-// the system prompt. Load fills every omitted key from AgentDefaults and the
-// built-in defaults, so consumers never see zero limits. A key set to null
-// or to an empty ${VAR:-} counts as omitted.
-type Agent struct {
-	Name        string   `yaml:"-"` // file name without .md
-	Path        string   `yaml:"-"`
-	Prompt      string   `yaml:"-"` // the Markdown body
-	Description string   `yaml:"description"`
-	Models      []string `yaml:"models"` // "provider/model", tried in order
-	// Tools are globs (path.Match syntax) over namespaced tool names, e.g.
-	// "github__*". The optional built-ins agent__task_status, agent__batch
-	// and finish are offered only when a glob matches them;
-	// agent__final_report is always offered, and so are the sub-agents of
-	// Agents and, for a router, router__handoff-to. No tools key means no
-	// other tools. See AllowsTool.
-	Tools                    []string `yaml:"tools"`
+	Models                   []string `yaml:"models"` // "provider/model", tried in order
 	MaxTurns                 int      `yaml:"max_turns"`
 	MaxRetries               int      `yaml:"max_retries"`
 	MaxToolCallsPerTurn      int      `yaml:"max_tool_calls_per_turn"`
@@ -153,12 +99,55 @@ type Agent struct {
 	LLMTimeout               Duration `yaml:"llm_timeout"`
 	ToolTimeout              Duration `yaml:"tool_timeout"`
 	MaxSessionDuration       Duration `yaml:"max_session_duration"` // the whole session: model calls, retry waits, tools
-	Output                   Output   `yaml:"output"`
-	RestrictOutput           bool     `yaml:"restrict_output"`
 	RestrictionMessage       string   `yaml:"restriction_message"`
 	RestrictionMaxInjections int      `yaml:"restriction_max_injections"`
-	Agents                   []string `yaml:"agents"` // sub-agents, by agent name
-	Router                   Router   `yaml:"router"`
+}
+
+// Built-in defaults.
+const (
+	defaultMaxTurns            = 10
+	defaultMaxRetries          = 3
+	defaultMaxToolCallsPerTurn = 10
+	defaultMaxOutputTokens     = 4096
+	DefaultContextWindow       = 131072
+	DefaultContextBuffer       = 256
+	DefaultLLMTimeout          = 600 * time.Second
+	DefaultToolTimeout         = 300 * time.Second
+	DefaultMaxSessionDuration  = 10 * time.Minute
+	DefaultToolResponseMaxByte = 12288
+	DefaultMCPInitConcurrency  = 4
+	DefaultMaxAgentDepth       = 3
+	defaultMaxChunksForFull    = 1
+	defaultOverlapPercent      = 10
+	// DefaultRestrictionMessage is the reminder sent under restrict_output;
+	// it names both ways to end: finish and the final report tool.
+	DefaultRestrictionMessage = "Do not produce a final answer directly. Before finishing, call a tool. " +
+		"If no tool is needed, call the 'finish' tool or deliver your answer with 'agent__final_report'."
+)
+
+// Agent is one agent file: frontmatter keys plus the Markdown body, which is
+// the system prompt. Load fills every omitted key from AgentDefaults and the
+// built-in defaults, so consumers never see zero limits. A key set to null
+// or to an empty ${VAR:-} counts as omitted.
+type Agent struct {
+	Name        string `yaml:"-"` // file name without .md
+	Path        string `yaml:"-"`
+	Prompt      string `yaml:"-"` // the Markdown body
+	Description string `yaml:"description"`
+	// AgentDefaults holds the keys an agent file shares with the defaults
+	// section, declared once there: its models and limits.
+	AgentDefaults `yaml:",inline"`
+	// Tools are globs (path.Match syntax) over namespaced tool names, e.g.
+	// "github__*". The optional built-ins agent__task_status, agent__batch
+	// and finish are offered only when a glob matches them;
+	// agent__final_report is always offered, and so are the sub-agents of
+	// Agents and, for a router, router__handoff-to. No tools key means no
+	// other tools. See AllowsTool.
+	Tools          []string `yaml:"tools"`
+	Output         Output   `yaml:"output"`
+	RestrictOutput bool     `yaml:"restrict_output"`
+	Agents         []string `yaml:"agents"` // sub-agents, by agent name
+	Router         Router   `yaml:"router"`
 	// ToolOutput is the configuration's tool_output with the keys this
 	// file sets replacing its values (dir cannot be set here).
 	ToolOutput ToolOutput `yaml:"tool_output"`
@@ -465,23 +454,20 @@ type RoutingRule struct {
 
 // Defaults of the Slack headend.
 const (
-	DefaultSlackAPIURL           = "https://slack.com/api/"
+	defaultSlackAPIURL           = "https://slack.com/api/"
 	DefaultSlashCommand          = "/ask"
-	DefaultProgressInterval      = 2 * time.Second
-	DefaultHistoryMessages       = 100
-	DefaultHistoryChars          = 100000
-	DefaultMaxConcurrentSessions = 20
+	defaultProgressInterval      = 2 * time.Second
+	defaultHistoryMessages       = 100
+	defaultHistoryChars          = 100000
+	defaultMaxConcurrentSessions = 20
 	DefaultMaxSessionsPerUser    = 3
 	DefaultMaxQueuedSessions     = 100
 	DefaultShutdownGrace         = 30 * time.Second
 	DefaultRejectionMessage      = "Sorry, I can't help with that here."
 )
 
-// SlackRequestKinds are the values of a routing rule's on.
-var SlackRequestKinds = []string{"mentions", "dms", "slash"}
-
-// On reports whether a toggle is on (nil means the default, on).
-func On(b *bool) bool { return b == nil || *b }
+// slackRequestKinds are the values of a routing rule's on.
+var slackRequestKinds = []string{"mentions", "dms", "slash"}
 
 // State configures what the Slack headend remembers (event dedup, thread
 // leases, the bot's threads, session records).
@@ -510,13 +496,13 @@ type State struct {
 const (
 	DefaultLeaseTTL = 20 * time.Second
 	MinLeaseTTL     = 3 * time.Second
-	MaxLeaseTTL     = time.Hour
+	maxLeaseTTL     = time.Hour
 )
 
 // Default and floor of state.session_retention.
 const (
-	DefaultSessionRetention = 90 * 24 * time.Hour
-	MinSessionRetention     = time.Hour
+	defaultSessionRetention = 90 * 24 * time.Hour
+	minSessionRetention     = time.Hour
 )
 
 // Quotas bound what each person and each channel may spend on the bot a

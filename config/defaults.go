@@ -10,10 +10,10 @@ import (
 // file nor the configuration's defaults section sets.
 func BuiltinDefaults() AgentDefaults {
 	return AgentDefaults{
-		MaxTurns:            DefaultMaxTurns,
-		MaxRetries:          DefaultMaxRetries,
-		MaxToolCallsPerTurn: DefaultMaxToolCallsPerTurn,
-		MaxOutputTokens:     DefaultMaxOutputTokens,
+		MaxTurns:            defaultMaxTurns,
+		MaxRetries:          defaultMaxRetries,
+		MaxToolCallsPerTurn: defaultMaxToolCallsPerTurn,
+		MaxOutputTokens:     defaultMaxOutputTokens,
 		ContextWindow:       DefaultContextWindow,
 		ContextBuffer:       DefaultContextBuffer,
 		LLMTimeout:          Duration(DefaultLLMTimeout),
@@ -25,22 +25,22 @@ func BuiltinDefaults() AgentDefaults {
 
 // Defaults of the configuration file's own sections.
 const (
-	DefaultAgentsDir = "./agents"
-	// DefaultStatePath is the SQLite file of the default state backend,
+	defaultAgentsDir = "./agents"
+	// defaultStatePath is the SQLite file of the default state backend,
 	// relative to the configuration file.
-	DefaultStatePath = "./var/slackbot.db"
-	DefaultLogLevel  = "info"
-	DefaultLogFormat = "json"
+	defaultStatePath = "./var/slackbot.db"
+	defaultLogLevel  = "info"
+	defaultLogFormat = "json"
 )
 
 // DefaultRedisPrefix starts every key of the Redis state backend.
 const DefaultRedisPrefix = "slackbot:"
 
-// inherit copies each field of src into the field of the same name of the
-// struct dst points to, unless the file set that key. Presence, not the
-// zero value, decides: "max_turns: 0" is an error, not "use the default",
-// while "restriction_max_injections: 0" (unlimited) is kept.
-func inherit(dst any, src AgentDefaults, set func(key string) bool) {
+// inherit copies each field of src into dst, unless the file set that key.
+// Presence, not the zero value, decides: "max_turns: 0" is an error, not
+// "use the default", while "restriction_max_injections: 0" (unlimited) is
+// kept.
+func inherit(dst *AgentDefaults, src AgentDefaults, set func(key string) bool) {
 	dv := reflect.ValueOf(dst).Elem()
 	sv := reflect.ValueOf(src)
 	st := sv.Type()
@@ -53,7 +53,7 @@ func inherit(dst any, src AgentDefaults, set func(key string) bool) {
 		if s, ok := v.Interface().([]string); ok {
 			v = reflect.ValueOf(slices.Clone(s))
 		}
-		dv.FieldByName(st.Field(i).Name).Set(v)
+		dv.Field(i).Set(v)
 	}
 }
 
@@ -61,19 +61,19 @@ func inherit(dst any, src AgentDefaults, set func(key string) bool) {
 // against dir, the file's directory.
 func (c *Config) applyDefaults(w *walker, dir string) {
 	if c.AgentsDir == "" {
-		c.AgentsDir = DefaultAgentsDir
+		c.AgentsDir = defaultAgentsDir
 	}
 	c.AgentsDir = resolve(dir, c.AgentsDir)
 	c.ToolOutput.Dir = resolve(dir, c.ToolOutput.Dir)
 	if c.State.Path == "" {
-		c.State.Path = DefaultStatePath
+		c.State.Path = defaultStatePath
 	}
 	c.State.Path = resolve(dir, c.State.Path)
 	if c.State.LeaseTTL == 0 {
 		c.State.LeaseTTL = Duration(DefaultLeaseTTL)
 	}
 	if c.State.SessionRetention == 0 {
-		c.State.SessionRetention = Duration(DefaultSessionRetention)
+		c.State.SessionRetention = Duration(defaultSessionRetention)
 	}
 	if c.State.RedisPrefix == "" {
 		c.State.RedisPrefix = DefaultRedisPrefix
@@ -104,23 +104,23 @@ func (c *Config) applyDefaults(w *walker, dir string) {
 		c.ToolOutput.MaxBytes = DefaultToolResponseMaxByte
 	}
 	if !w.present["tool_output.max_chunks_for_full_mode"] {
-		c.ToolOutput.MaxChunksForFullMode = DefaultMaxChunksForFull
+		c.ToolOutput.MaxChunksForFullMode = defaultMaxChunksForFull
 	}
 	if !w.present["tool_output.overlap_percent"] {
-		c.ToolOutput.OverlapPercent = DefaultOverlapPercent
+		c.ToolOutput.OverlapPercent = defaultOverlapPercent
 	}
 	if c.Tracing.ServiceName == "" {
 		c.Tracing.ServiceName = DefaultServiceName
 	}
 	if c.Log.Level == "" {
-		c.Log.Level = DefaultLogLevel
+		c.Log.Level = defaultLogLevel
 	}
 	if c.Log.Format == "" {
-		c.Log.Format = DefaultLogFormat
+		c.Log.Format = defaultLogFormat
 	}
 	for name, p := range c.LLM.Providers {
 		// A provider named after its type need not repeat it.
-		if p.Type == "" && slices.Contains(ProviderTypes, name) {
+		if p.Type == "" && slices.Contains(providerTypes, name) {
 			p.Type = name
 			c.LLM.Providers[name] = p
 		}
@@ -192,7 +192,7 @@ func (s MCPServer) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
 
 func (s *Slack) applyDefaults(present map[string]bool) {
 	if s.APIURL == "" {
-		s.APIURL = DefaultSlackAPIURL
+		s.APIURL = defaultSlackAPIURL
 	}
 	if !strings.HasSuffix(s.APIURL, "/") {
 		s.APIURL += "/" // slack-go joins method names to it
@@ -204,7 +204,7 @@ func (s *Slack) applyDefaults(present map[string]bool) {
 		s.SlashCommand = ""
 	}
 	if s.ProgressInterval == 0 {
-		s.ProgressInterval = Duration(DefaultProgressInterval)
+		s.ProgressInterval = Duration(defaultProgressInterval)
 	}
 	limits := make(map[string]RateLimit, len(DefaultSlackRateLimits)+len(s.RateLimits))
 	for m, l := range DefaultSlackRateLimits {
@@ -221,13 +221,13 @@ func (s *Slack) applyDefaults(present map[string]bool) {
 	}
 	s.RateLimits = limits
 	if s.History.MaxMessages == 0 {
-		s.History.MaxMessages = DefaultHistoryMessages
+		s.History.MaxMessages = defaultHistoryMessages
 	}
 	if s.History.MaxChars == 0 {
-		s.History.MaxChars = DefaultHistoryChars
+		s.History.MaxChars = defaultHistoryChars
 	}
 	if s.MaxConcurrentSessions == 0 {
-		s.MaxConcurrentSessions = DefaultMaxConcurrentSessions
+		s.MaxConcurrentSessions = defaultMaxConcurrentSessions
 	}
 	if s.MaxSessionsPerUser == 0 {
 		s.MaxSessionsPerUser = DefaultMaxSessionsPerUser

@@ -83,7 +83,7 @@ func (p *problems) err() error {
 
 func scrub(s string, secrets []string) string {
 	for _, v := range secrets {
-		s = strings.ReplaceAll(s, v, "[redacted]")
+		s = strings.ReplaceAll(s, v, redact.Mark)
 	}
 	// Credentials of known shapes go even when no Secret field held them.
 	return redact.String(s)

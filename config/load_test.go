@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -113,8 +114,8 @@ func TestExpansionInFiles(t *testing.T) {
 	t.Run("an empty expansion of a number means the key is not set", func(t *testing.T) {
 		t.Parallel()
 		cfg := mustLoad(t, map[string]string{"slackbot.yaml": baseConfig + "  max_turns: ${TURNS:-}\n"})
-		if cfg.Defaults.MaxTurns != DefaultMaxTurns {
-			t.Errorf("max_turns = %d, want the default %d", cfg.Defaults.MaxTurns, DefaultMaxTurns)
+		if cfg.Defaults.MaxTurns != defaultMaxTurns {
+			t.Errorf("max_turns = %d, want the default %d", cfg.Defaults.MaxTurns, defaultMaxTurns)
 		}
 	})
 	t.Run("agent frontmatter is expanded", func(t *testing.T) {
@@ -173,12 +174,12 @@ defaults:
 		{"omitted max_turns comes from defaults", bare.MaxTurns, 5},
 		{"omitted temperature comes from defaults", *bare.Temperature, 0.1},
 		{"omitted llm_timeout comes from defaults", bare.LLMTimeout.D(), 90 * time.Second},
-		{"a key absent from defaults takes the built-in value", bare.MaxToolCallsPerTurn, DefaultMaxToolCallsPerTurn},
+		{"a key absent from defaults takes the built-in value", bare.MaxToolCallsPerTurn, defaultMaxToolCallsPerTurn},
 		{"the built-in tool timeout applies", bare.ToolTimeout.D(), DefaultToolTimeout},
 		{"the built-in restriction message applies", bare.RestrictionMessage, DefaultRestrictionMessage},
 		{"output format defaults to markdown", bare.Output.Format, FormatMarkdown},
-		{"max_retries defaults to 3", bare.MaxRetries, DefaultMaxRetries},
-		{"the defaults section is completed with built-ins", cfg.Defaults.MaxOutputTokens, DefaultMaxOutputTokens},
+		{"max_retries defaults to 3", bare.MaxRetries, defaultMaxRetries},
+		{"the defaults section is completed with built-ins", cfg.Defaults.MaxOutputTokens, defaultMaxOutputTokens},
 		{"an agent key overrides defaults", own.MaxTurns, 2},
 		{"an explicit zero is kept, not defaulted", own.RestrictionMaxInjections, 0},
 		{"an agent's restriction message overrides the default", own.RestrictionMessage, "Use a tool."},
@@ -437,5 +438,72 @@ func TestAdmissionBoundsDefaultToThreeQuestionsAPersonAndAHundredWaiting(t *test
 		"  allow:\n    external_teams: [T0PARTNER]\n"})
 	if s := cfg.Slack; s.MaxSessionsPerUser != 1 || s.MaxQueuedSessions != 5 || len(s.Allow.ExternalTeams) != 1 {
 		t.Fatalf("set values not kept: %d %d %v", s.MaxSessionsPerUser, s.MaxQueuedSessions, s.Allow.ExternalTeams)
+	}
+}
+
+func TestEveryKeyAnAgentSharesWithTheDefaultsIsInheritedWhenOmittedAndWinsWhenSet(t *testing.T) {
+	t.Parallel()
+	cfg := mustLoad(t, map[string]string{
+		"slackbot.yaml": `llm:
+  providers:
+    openai: {}
+    anthropic: {}
+defaults:
+  models: [openai/gpt-4.1-mini]
+  max_turns: 7
+  max_retries: 1
+  max_tool_calls_per_turn: 4
+  temperature: 0.3
+  top_p: 0.9
+  max_output_tokens: 2000
+  context_window: 64000
+  context_buffer: 300
+  llm_timeout: 45s
+  tool_timeout: 20s
+  max_session_duration: 5m
+  restriction_message: The defaults say to use a tool.
+  restriction_max_injections: 2
+`,
+		"agents/none.md": "Inherits everything.\n",
+		"agents/one.md":  "---\nmax_turns: 3\n---\nSets one key.\n",
+		"agents/all.md": `---
+models: [anthropic/claude-sonnet-4-5]
+max_turns: 3
+max_retries: 0
+max_tool_calls_per_turn: 2
+temperature: 0.7
+top_p: 0.5
+max_output_tokens: 1000
+context_window: 32000
+context_buffer: 100
+llm_timeout: 30s
+tool_timeout: 10s
+max_session_duration: 2m
+restriction_message: The agent says to use a tool.
+restriction_max_injections: 0
+---
+Sets every key.
+`,
+	})
+	defaults := cfg.Defaults
+	if got := cfg.Agents["none"].AgentDefaults; !reflect.DeepEqual(got, defaults) {
+		t.Errorf("an agent file setting no key has\n%+v\nwant the defaults section's\n%+v", got, defaults)
+	}
+	all := cfg.Agents["all"].AgentDefaults
+	av, dv := reflect.ValueOf(all), reflect.ValueOf(defaults)
+	for i := range av.NumField() {
+		key := av.Type().Field(i).Tag.Get("yaml")
+		if reflect.DeepEqual(av.Field(i).Interface(), dv.Field(i).Interface()) {
+			t.Errorf("%s: the agent file's value is the defaults' (%v); the file set it, or this test misses a key", key, av.Field(i).Interface())
+		}
+	}
+	if all.MaxTurns != 3 || all.RestrictionMaxInjections != 0 || *all.TopP != 0.5 || all.MaxSessionDuration.D() != 2*time.Minute {
+		t.Errorf("an agent file setting every key has %+v", all)
+	}
+	one := cfg.Agents["one"].AgentDefaults
+	want := defaults
+	want.MaxTurns = 3
+	if !reflect.DeepEqual(one, want) {
+		t.Errorf("an agent file setting max_turns only has\n%+v\nwant\n%+v", one, want)
 	}
 }

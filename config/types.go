@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/slackbot/slackbot/redact"
 )
 
 // Secret is a credential read from the configuration. Its String and
@@ -19,7 +21,7 @@ func (s Secret) String() string {
 	if s == "" {
 		return ""
 	}
-	return "[redacted]"
+	return redact.Mark
 }
 
 // MarshalText redacts the secret in JSON, YAML and zap output.

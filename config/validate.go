@@ -14,14 +14,14 @@ import (
 
 // Valid values of the configuration's enumerations.
 var (
-	ProviderTypes  = []string{"openai", "anthropic"}
-	MCPTypes       = []string{"stdio", "http", "sse"}
-	HealthProbes   = []string{"ping", "list_tools"}
-	StreamModes    = []string{"json-stream"}
-	StateBackends  = []string{"memory", "sqlite", "redis"} // "" lets the state package choose
-	LogLevels      = []string{"debug", "info", "warn", "error"}
-	LogFormats     = []string{"json", "console"}
-	RESTMethods    = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
+	providerTypes  = []string{"openai", "anthropic"}
+	mcpTypes       = []string{"stdio", "http", "sse"}
+	healthProbes   = []string{"ping", "list_tools"}
+	streamModes    = []string{"json-stream"}
+	stateBackends  = []string{"memory", "sqlite", "redis"} // "" lets the state package choose
+	logLevels      = []string{"debug", "info", "warn", "error"}
+	logFormats     = []string{"json", "console"}
+	restMethods    = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
 	providerNameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 	toolNameRe     = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 	envNameRe      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -73,14 +73,14 @@ func (c *Config) validate(w *walker) {
 			w.errorf(q.key, "a daily budget cannot be negative (0 means no limit)")
 		}
 	}
-	if b := c.State.Backend; b != "" && !slices.Contains(StateBackends, b) {
-		w.errorf("state.backend", "%q is not a state backend; use one of: %s (or leave it empty for the default)", b, oneOf(StateBackends))
+	if b := c.State.Backend; b != "" && !slices.Contains(stateBackends, b) {
+		w.errorf("state.backend", "%q is not a state backend; use one of: %s (or leave it empty for the default)", b, oneOf(stateBackends))
 	}
-	if d := c.State.LeaseTTL.D(); d < MinLeaseTTL || d > MaxLeaseTTL {
-		w.errorf("state.lease_ttl", "%s is out of range; use between %s and %s (default %s)", d, MinLeaseTTL, MaxLeaseTTL, DefaultLeaseTTL)
+	if d := c.State.LeaseTTL.D(); d < MinLeaseTTL || d > maxLeaseTTL {
+		w.errorf("state.lease_ttl", "%s is out of range; use between %s and %s (default %s)", d, MinLeaseTTL, maxLeaseTTL, DefaultLeaseTTL)
 	}
-	if d := c.State.SessionRetention.D(); d < MinSessionRetention {
-		w.errorf("state.session_retention", "%s is too short; keep session records at least %s (default %s)", d, MinSessionRetention, DefaultSessionRetention)
+	if d := c.State.SessionRetention.D(); d < minSessionRetention {
+		w.errorf("state.session_retention", "%s is too short; keep session records at least %s (default %s)", d, minSessionRetention, defaultSessionRetention)
 	}
 	if c.State.Backend == "redis" {
 		if c.State.RedisURL == "" {
@@ -105,11 +105,11 @@ func (c *Config) validate(w *walker) {
 	if i := strings.IndexFunc(c.State.RedisPrefix, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }); i >= 0 {
 		w.errorf("state.redis_prefix", "%q holds a space or control character; use letters, digits and punctuation, e.g. %q", c.State.RedisPrefix, "slackbot-staging:")
 	}
-	if !slices.Contains(LogLevels, c.Log.Level) {
-		w.errorf("log.level", "%q is not a log level; use one of: %s", c.Log.Level, oneOf(LogLevels))
+	if !slices.Contains(logLevels, c.Log.Level) {
+		w.errorf("log.level", "%q is not a log level; use one of: %s", c.Log.Level, oneOf(logLevels))
 	}
-	if !slices.Contains(LogFormats, c.Log.Format) {
-		w.errorf("log.format", "%q is not a log format; use one of: %s", c.Log.Format, oneOf(LogFormats))
+	if !slices.Contains(logFormats, c.Log.Format) {
+		w.errorf("log.format", "%q is not a log format; use one of: %s", c.Log.Format, oneOf(logFormats))
 	}
 }
 
@@ -120,11 +120,11 @@ func (c *Config) validateProvider(w *walker, name string, p Provider) {
 	}
 	switch {
 	case p.Type == "":
-		w.errorf(key+".type", "is required; use one of: %s", oneOf(ProviderTypes))
-	case !slices.Contains(ProviderTypes, p.Type):
-		msg := fmt.Sprintf("%q is not a provider type; use one of: %s", p.Type, oneOf(ProviderTypes))
-		if s := suggest(p.Type, ProviderTypes); s != "" {
-			msg = fmt.Sprintf("%q is not a provider type (did you mean %q?); use one of: %s", p.Type, s, oneOf(ProviderTypes))
+		w.errorf(key+".type", "is required; use one of: %s", oneOf(providerTypes))
+	case !slices.Contains(providerTypes, p.Type):
+		msg := fmt.Sprintf("%q is not a provider type; use one of: %s", p.Type, oneOf(providerTypes))
+		if s := suggest(p.Type, providerTypes); s != "" {
+			msg = fmt.Sprintf("%q is not a provider type (did you mean %q?); use one of: %s", p.Type, s, oneOf(providerTypes))
 		}
 		w.errorf(key+".type", "%s", msg)
 	}
@@ -171,7 +171,7 @@ func (c *Config) validateMCP(w *walker, name string) {
 			w.errorf(key+".url", "%s", msg)
 		}
 	default:
-		w.errorf(key+".type", "%q is not an MCP transport; use one of: %s", s.Type, oneOf(MCPTypes))
+		w.errorf(key+".type", "%q is not an MCP transport; use one of: %s", s.Type, oneOf(mcpTypes))
 	}
 	for i, n := range s.InheritEnv {
 		if !envNameRe.MatchString(n) {
@@ -184,8 +184,8 @@ func (c *Config) validateMCP(w *walker, name string) {
 	c.checkQueue(w, key+".queue", s.Queue)
 	checkGlobs(w, key+".tools_allowed", s.ToolsAllow)
 	checkGlobs(w, key+".tools_denied", s.ToolsDeny)
-	if p := s.HealthProbe; p != "" && !slices.Contains(HealthProbes, p) {
-		w.errorf(key+".health_probe", "%q is not a health probe; use one of: %s", p, oneOf(HealthProbes))
+	if p := s.HealthProbe; p != "" && !slices.Contains(healthProbes, p) {
+		w.errorf(key+".health_probe", "%q is not a health probe; use one of: %s", p, oneOf(healthProbes))
 	}
 }
 
@@ -204,8 +204,8 @@ func (c *Config) validateOpenAPI(w *walker, name string) {
 		}
 	}
 	for i, m := range o.Methods {
-		if !slices.Contains(RESTMethods, strings.ToUpper(m)) {
-			w.errorf(fmt.Sprintf("%s.methods[%d]", key, i), "%q is not an HTTP method; use one of: %s", m, oneOf(RESTMethods))
+		if !slices.Contains(restMethods, strings.ToUpper(m)) {
+			w.errorf(fmt.Sprintf("%s.methods[%d]", key, i), "%q is not an HTTP method; use one of: %s", m, oneOf(restMethods))
 		}
 	}
 	checkGlobs(w, key+".operations", o.Operations)
@@ -218,8 +218,8 @@ func (c *Config) validateREST(w *walker, name string) {
 	if !toolNameRe.MatchString(name) {
 		w.errorf(key, "tool names may contain only letters, digits, '_' and '-' (it is offered as %q)", "rest__"+name)
 	}
-	if t.Method != "" && !slices.Contains(RESTMethods, strings.ToUpper(t.Method)) {
-		w.errorf(key+".method", "%q is not an HTTP method; use one of: %s", t.Method, oneOf(RESTMethods))
+	if t.Method != "" && !slices.Contains(restMethods, strings.ToUpper(t.Method)) {
+		w.errorf(key+".method", "%q is not an HTTP method; use one of: %s", t.Method, oneOf(restMethods))
 	}
 	if t.URL == "" {
 		w.errorf(key+".url", "is required")
@@ -233,8 +233,8 @@ func (c *Config) validateREST(w *walker, name string) {
 	}
 	c.checkQueue(w, key+".queue", t.Queue)
 	if st := t.Streaming; st != nil {
-		if !slices.Contains(StreamModes, st.Mode) {
-			w.errorf(key+".streaming.mode", "%q is not a streaming mode; use one of: %s", st.Mode, oneOf(StreamModes))
+		if !slices.Contains(streamModes, st.Mode) {
+			w.errorf(key+".streaming.mode", "%q is not a streaming mode; use one of: %s", st.Mode, oneOf(streamModes))
 		}
 		if st.DiscriminatorField == "" {
 			w.errorf(key+".streaming.discriminator_field", "is required: the field of each line that tells its kind")
@@ -269,10 +269,10 @@ func checkToolOutput(w *walker, prefix string, t ToolOutput, set func(string) bo
 		w.errorf(prefix+"tool_output.max_bytes", "must be positive (default %d), got %d", DefaultToolResponseMaxByte, t.MaxBytes)
 	}
 	if set("tool_output.max_chunks_for_full_mode") && t.MaxChunksForFullMode < 1 {
-		w.errorf(prefix+"tool_output.max_chunks_for_full_mode", "must be at least 1 (default %d), got %d", DefaultMaxChunksForFull, t.MaxChunksForFullMode)
+		w.errorf(prefix+"tool_output.max_chunks_for_full_mode", "must be at least 1 (default %d), got %d", defaultMaxChunksForFull, t.MaxChunksForFullMode)
 	}
 	if set("tool_output.overlap_percent") && (t.OverlapPercent < 0 || t.OverlapPercent > 50) {
-		w.errorf(prefix+"tool_output.overlap_percent", "must be between 0 and 50 (default %d), got %d", DefaultOverlapPercent, t.OverlapPercent)
+		w.errorf(prefix+"tool_output.overlap_percent", "must be between 0 and 50 (default %d), got %d", defaultOverlapPercent, t.OverlapPercent)
 	}
 	if set("tool_output.model") && t.Model != "" {
 		checkModelRef(w, prefix+"tool_output.model", t.Model, c)
@@ -395,7 +395,7 @@ func (c *Config) validateSlack(w *walker) {
 		w.errorf("slack.slash_command", "%q is not a slash command: write it like /ask (or off)", cmd)
 	}
 	if s.MaxConcurrentSessions < 0 {
-		w.errorf("slack.max_concurrent_sessions", "must be at least 1 (default %d), got %d", DefaultMaxConcurrentSessions, s.MaxConcurrentSessions)
+		w.errorf("slack.max_concurrent_sessions", "must be at least 1 (default %d), got %d", defaultMaxConcurrentSessions, s.MaxConcurrentSessions)
 	}
 	if s.MaxSessionsPerUser < 0 {
 		w.errorf("slack.max_sessions_per_user", "must be at least 1 (default %d), got %d", DefaultMaxSessionsPerUser, s.MaxSessionsPerUser)
@@ -433,8 +433,8 @@ func (c *Config) validateSlack(w *walker) {
 			w.errorf(key+".agent", "is required: the agent that answers in these channels")
 		}
 		for j, on := range r.On {
-			if !slices.Contains(SlackRequestKinds, on) {
-				w.errorf(fmt.Sprintf("%s.on[%d]", key, j), "%q is not a kind of request; use one of: %s", on, oneOf(SlackRequestKinds))
+			if !slices.Contains(slackRequestKinds, on) {
+				w.errorf(fmt.Sprintf("%s.on[%d]", key, j), "%q is not a kind of request; use one of: %s", on, oneOf(slackRequestKinds))
 			}
 		}
 	}

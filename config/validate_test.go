@@ -59,7 +59,7 @@ func TestValidationErrors(t *testing.T) {
 		{
 			name:  "an unknown frontmatter key suggests the right one",
 			files: map[string]string{"agents/assistant.md": "---\ndescription: x\n\nmax_turn: 3\n---\n"},
-			want:  []string{`agents/assistant.md:4: unknown key "max_turn" (did you mean "max_turns"?); valid keys: description, models, tools, max_turns,`},
+			want:  []string{`agents/assistant.md:4: unknown key "max_turn" (did you mean "max_turns"?); valid keys: description, models, max_turns,`},
 		},
 		{
 			name:  "an unknown key without a near match lists the valid keys",

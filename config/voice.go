@@ -17,8 +17,8 @@ const (
 	MentionsAll = "all"
 )
 
-// MentionPolicies lists the values of an agent's mentions key.
-var MentionPolicies = []string{MentionsThread, MentionsNone, MentionsAll}
+// mentionPolicies lists the values of an agent's mentions key.
+var mentionPolicies = []string{MentionsThread, MentionsNone, MentionsAll}
 
 // checkVoice fills in and checks the keys that decide what an agent's
 // answers may do in the bot's name.
@@ -26,8 +26,8 @@ func (a *Agent) checkVoice(w *walker) {
 	if a.Mentions == "" {
 		a.Mentions = MentionsThread
 	}
-	if !slices.Contains(MentionPolicies, a.Mentions) {
-		w.errorf("mentions", "%q is not a mention policy; use one of: %s (default %s)", a.Mentions, oneOf(MentionPolicies), MentionsThread)
+	if !slices.Contains(mentionPolicies, a.Mentions) {
+		w.errorf("mentions", "%q is not a mention policy; use one of: %s (default %s)", a.Mentions, oneOf(mentionPolicies), MentionsThread)
 	}
 }
 

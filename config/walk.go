@@ -350,14 +350,23 @@ func typedScalar(s string, pos *token.Position) ast.Node {
 	return ast.String(token.String(s, s, pos))
 }
 
-// yamlFields maps a struct's yaml keys to its fields, skipping "-".
+// yamlFields maps a struct's yaml keys to its fields, skipping "-". The
+// keys of an embedded struct tagged ",inline" are the struct's own.
 func yamlFields(t reflect.Type) (map[string]reflect.StructField, []string) {
 	fields := map[string]reflect.StructField{}
 	var keys []string
 	for i := range t.NumField() {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if f.Anonymous && opts == "inline" {
+			inner, innerKeys := yamlFields(f.Type)
+			for _, k := range innerKeys {
+				fields[k] = inner[k]
+			}
+			keys = append(keys, innerKeys...)
 			continue
 		}
 		if name == "" {

@@ -46,7 +46,7 @@ func RetryAfter(h http.Header) time.Duration {
 // bounds its length to MaxMessage bytes.
 func Redact(s, key string) string {
 	if len(key) >= 4 {
-		s = strings.ReplaceAll(s, key, "[redacted]")
+		s = strings.ReplaceAll(s, key, redact.Mark)
 	}
 	s = redact.String(s)
 	s = strings.TrimSpace(s)

@@ -111,7 +111,7 @@ func Listen(addr string, log *zap.Logger) (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("playground: %w", err)
 	}
-	if !Loopback(ln.Addr()) {
+	if !loopback(ln.Addr()) {
 		if log != nil {
 			log.Warn("the playground listens beyond this machine: anyone who reaches it can talk to the bot and its tools",
 				zap.String("addr", ln.Addr().String()))
@@ -120,9 +120,9 @@ func Listen(addr string, log *zap.Logger) (net.Listener, error) {
 	return ln, nil
 }
 
-// Loopback tells whether a listener's address is reachable from this
+// loopback tells whether a listener's address is reachable from this
 // machine only.
-func Loopback(a net.Addr) bool {
+func loopback(a net.Addr) bool {
 	tcp, ok := a.(*net.TCPAddr)
 	return ok && tcp.IP.IsLoopback()
 }

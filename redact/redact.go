@@ -1,7 +1,9 @@
 // Package redact takes credentials out of text before it is logged, printed
 // or put in an error: tokens of known shapes, Authorization values, URL
 // passwords and the values of token-like URL query keys. It is the one
-// place the program recognises a secret by its shape; any package may use it.
+// place the program recognises a secret by its shape, and the one that puts
+// an error in words without the address or URL it quotes (Cause, Network,
+// Error); any package may use it.
 package redact
 
 import (

@@ -17,7 +17,7 @@ func Core(c zapcore.Core) zapcore.Core { return core{c} }
 type core struct{ zapcore.Core }
 
 func (c core) With(fields []zapcore.Field) zapcore.Core {
-	return core{c.Core.With(Fields(fields))}
+	return core{c.Core.With(redactFields(fields))}
 }
 
 func (c core) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
@@ -30,12 +30,12 @@ func (c core) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Checke
 func (c core) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	ent.Message = String(ent.Message)
 	ent.Stack = String(ent.Stack)
-	return c.Core.Write(ent, Fields(fields))
+	return c.Core.Write(ent, redactFields(fields))
 }
 
-// Fields returns fields with their text passed through String. Fields that
+// redactFields returns fields with their text passed through String. Fields that
 // hold only numbers, booleans, times or durations are returned as they are.
-func Fields(fields []zapcore.Field) []zapcore.Field {
+func redactFields(fields []zapcore.Field) []zapcore.Field {
 	var out []zapcore.Field
 	for i, f := range fields {
 		repl, changed := field(f)

@@ -25,6 +25,7 @@ import (
 
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/redact"
 	"github.com/slackbot/slackbot/slack/ratelimit"
 	"github.com/slackbot/slackbot/slack/storeguard"
 	"github.com/slackbot/slackbot/state"
@@ -167,7 +168,7 @@ func New(o Options) (*Bot, error) {
 		teams:        newTeams(),
 		feedbackHook: o.OnFeedback,
 	}
-	b.guard = storeguard.New(storeguard.Options{Patience: o.StorePatience, Log: log, Cause: state.Cause})
+	b.guard = storeguard.New(storeguard.Options{Patience: o.StorePatience, Log: log, Cause: redact.Cause})
 	g := guarded{s: st, g: b.guard}
 	b.events, b.claims, b.marks, b.records, b.counters = g, g, g, g, g
 	b.refreshChannels = channelRefresh
@@ -186,9 +187,9 @@ func New(o Options) (*Bot, error) {
 	// every 429; the limiter in front of them decides when a call may go.
 	hc.Transport = o.Metrics.SlackTransport(hc.Transport)
 	b.limiter = ratelimit.New(ratelimit.Options{Next: hc.Transport, Shared: st, Guard: b.guard, Local: state.NewMemory(),
-		Limits: limits, Wire: slackCallTimeout, Log: log, Cause: state.Cause})
+		Limits: limits, Wire: slackCallTimeout, Log: log, Cause: redact.Cause})
 	hc.Transport = b.limiter
-	b.pace = &ratelimit.Pacer{Base: cfg.ProgressInterval.D(), Rate: func() float64 { return b.limiter.Rate("chat.update") }, Cause: state.Cause}
+	b.pace = &ratelimit.Pacer{Base: cfg.ProgressInterval.D(), Rate: func() float64 { return b.limiter.Rate("chat.update") }, Cause: redact.Cause}
 	b.metrics.WatchBudgets(b.budgets)
 	b.api = slackapi.New(cfg.BotToken.Reveal(), slackapi.OptionAPIURL(cfg.APIURL),
 		slackapi.OptionAppLevelToken(cfg.AppToken.Reveal()), slackapi.OptionHTTPClient(hc))

@@ -3,9 +3,6 @@ package slack
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net/url"
-	"path"
 	"regexp"
 	"strings"
 
@@ -13,7 +10,7 @@ import (
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
 
-	"github.com/slackbot/slackbot/state"
+	"github.com/slackbot/slackbot/redact"
 )
 
 // onEvent handles an Events API event seen for the first time.
@@ -123,27 +120,12 @@ func threadKey(channel, ts string) string { return "thread:" + channel + "/" + t
 
 func onOff(b *bool) bool { return b == nil || *b }
 
-// slackError words a Slack API error by its code alone.
+// slackError words a Slack API error by its code alone, and any other
+// error as redact.Error does, without URL or address.
 func slackError(err error) error {
 	var se slackapi.SlackErrorResponse
 	if errors.As(err, &se) {
 		return errors.New("slack: " + se.Err)
 	}
-	// A transport error quotes the request's URL and the server's address:
-	// keep the method and what went wrong.
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		why := state.Cause(ue.Err)
-		switch {
-		case errors.Is(ue.Err, context.Canceled):
-			why = "cancelled"
-		case errors.Is(ue.Err, context.DeadlineExceeded):
-			why = "timed out"
-		}
-		if u, perr := url.Parse(ue.URL); perr == nil {
-			return fmt.Errorf("slack: %s: %s", path.Base(u.Path), why)
-		}
-		return errors.New("slack: " + why)
-	}
-	return err
+	return redact.Error("slack", err)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/blockkit"
+	"github.com/slackbot/slackbot/redact"
 	"github.com/slackbot/slackbot/state"
 )
 
@@ -103,7 +104,7 @@ func (b *Bot) recordFeedback(ctx context.Context, cb slackapi.InteractionCallbac
 	}
 	rec, found, err := b.records.session(ctx, id)
 	if err != nil {
-		log.Warn("feedback not recorded", zap.String("error", state.Cause(err)))
+		log.Warn("feedback not recorded", zap.String("error", redact.Cause(err)))
 		return
 	}
 	// The buttons live in the session's channel; a value naming a session
@@ -118,7 +119,7 @@ func (b *Bot) recordFeedback(ctx context.Context, cb slackapi.InteractionCallbac
 		return
 	}
 	if err != nil {
-		log.Warn("feedback not recorded", zap.String("error", state.Cause(err)))
+		log.Warn("feedback not recorded", zap.String("error", redact.Cause(err)))
 		return
 	}
 	log.Info("feedback recorded")

@@ -8,13 +8,13 @@ import (
 	"github.com/slackbot/slackbot/config"
 )
 
-// DefaultPath is the SQLite file used when the configuration names none,
+// defaultPath is the SQLite file used when the configuration names none,
 // relative to the working directory (config resolves a configured path
 // against the config file's directory instead).
-const DefaultPath = "var/slackbot.db"
+const defaultPath = "var/slackbot.db"
 
 // Open returns the Store cfg.Backend names: "memory", "sqlite" (the
-// default, at cfg.Path or DefaultPath) or "redis" (at cfg.RedisURL),
+// default, at cfg.Path or defaultPath) or "redis" (at cfg.RedisURL),
 // keeping session records for cfg.SessionRetention (for good when 0).
 func Open(cfg config.State) (Store, error) {
 	s, err := open(cfg)
@@ -38,7 +38,7 @@ func open(cfg config.State) (Store, error) {
 	case "", "sqlite":
 		path := cfg.Path
 		if path == "" {
-			path = DefaultPath
+			path = defaultPath
 		}
 		s, err := NewSQLite(path)
 		if err != nil {

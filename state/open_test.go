@@ -24,7 +24,7 @@ func TestOpenChoosesTheConfiguredBackend(t *testing.T) {
 	tests := []openCase{
 		{"memory is in memory", config.State{Backend: "memory"}, "*state.Memory", nil, ""},
 		{"sqlite opens the configured file", config.State{Backend: "sqlite", Path: filepath.Join(dir, "a", "s.db")}, "*state.SQLite", nil, filepath.Join(dir, "a", "s.db")},
-		{"no backend means sqlite at the default path", config.State{}, "*state.SQLite", nil, filepath.Join(dir, DefaultPath)},
+		{"no backend means sqlite at the default path", config.State{}, "*state.SQLite", nil, filepath.Join(dir, defaultPath)},
 		{"an unknown backend is an error", config.State{Backend: "etcd"}, "", nil, ""},
 	}
 	tests = append(tests, openCase{"redis without a URL says so", config.State{Backend: "redis"}, "", nil, ""})

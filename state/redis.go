@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/redact"
 )
 
 // Redis is a Store in a Redis server that several replicas share: every
@@ -30,9 +31,9 @@ type Redis struct {
 	retention retention
 }
 
-// DefaultRedisPrefix starts every key the bot writes when no prefix is
+// defaultRedisPrefix starts every key the bot writes when no prefix is
 // configured, so the bot can share a Redis server with other applications.
-const DefaultRedisPrefix = config.DefaultRedisPrefix
+const defaultRedisPrefix = config.DefaultRedisPrefix
 
 // redisDialTimeout bounds the first PING of openRedis, so a bot pointed at
 // an unreachable server stops at startup instead of hanging.
@@ -48,7 +49,7 @@ func openRedis(cfg config.State) (*Redis, error) {
 
 // DialRedis connects to the Redis server at rawURL (redis:// or rediss://,
 // with an optional user, password and database number) and checks that it
-// answers. Every key is stored under prefix ("" means DefaultRedisPrefix).
+// answers. Every key is stored under prefix ("" means defaultRedisPrefix).
 // The URL may carry a password, so no error repeats it.
 func DialRedis(ctx context.Context, rawURL, prefix string) (*Redis, error) {
 	opts, err := redis.ParseURL(rawURL)
@@ -69,17 +70,17 @@ func DialRedis(ctx context.Context, rawURL, prefix string) (*Redis, error) {
 	client := redis.NewClient(opts)
 	if err := client.Ping(ctx).Err(); err != nil {
 		_ = client.Close()
-		return nil, fmt.Errorf("state: the redis server of state.redis_url does not answer: %s", Cause(err))
+		return nil, fmt.Errorf("state: the redis server of state.redis_url does not answer: %s", redact.Cause(err))
 	}
 	return NewRedis(client, prefix), nil
 }
 
 // NewRedis returns a store on an existing client, with every key under
-// prefix ("" means DefaultRedisPrefix). Close closes the client.
+// prefix ("" means defaultRedisPrefix). Close closes the client.
 func NewRedis(client *redis.Client, prefix string) *Redis {
 	quietOnce.Do(func() { redis.SetLogger(quietRedis{}) })
 	if prefix == "" {
-		prefix = DefaultRedisPrefix
+		prefix = defaultRedisPrefix
 	}
 	return &Redis{client: client, prefix: prefix}
 }

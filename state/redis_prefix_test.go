@@ -127,7 +127,7 @@ func TestOpenRedisWithoutAPrefixUsesTheDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(keys) != 1 || !strings.HasPrefix(keys[0], DefaultRedisPrefix) {
-		t.Errorf("keys %q; want one under %q", keys, DefaultRedisPrefix)
+	if len(keys) != 1 || !strings.HasPrefix(keys[0], defaultRedisPrefix) {
+		t.Errorf("keys %q; want one under %q", keys, defaultRedisPrefix)
 	}
 }

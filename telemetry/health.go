@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/slackbot/slackbot/redact"
 	"github.com/slackbot/slackbot/state"
 )
 
@@ -121,7 +122,7 @@ func (h *health) logChange(name string, err error) {
 	h.mu.Unlock()
 	switch {
 	case err != nil && (was || !seen):
-		h.log.Warn("not ready", zap.String("check", name), zap.String("error", state.Cause(err)))
+		h.log.Warn("not ready", zap.String("check", name), zap.String("error", redact.Cause(err)))
 	case err == nil && seen && !was:
 		h.log.Info("ready again", zap.String("check", name))
 	}

@@ -20,12 +20,13 @@ import (
 // member is an agent of the scripted team, answered by the fake model.
 func member(name string) *config.Agent {
 	return &config.Agent{
-		Name: name, Prompt: "You are the agent " + name + ".", Models: []string{"fake/m1"},
-		MaxTurns: 5, MaxRetries: 2, MaxToolCallsPerTurn: 5, MaxOutputTokens: 1024,
-		ContextWindow: config.DefaultContextWindow, ContextBuffer: config.DefaultContextBuffer,
-		LLMTimeout: config.Duration(time.Minute), ToolTimeout: config.Duration(10 * time.Second),
-		MaxSessionDuration: config.Duration(time.Minute), Output: config.Output{Format: config.FormatMarkdown},
-		RestrictionMessage: config.DefaultRestrictionMessage,
+		Name: name, Prompt: "You are the agent " + name + ".", Output: config.Output{Format: config.FormatMarkdown},
+		AgentDefaults: config.AgentDefaults{Models: []string{"fake/m1"},
+			MaxTurns: 5, MaxRetries: 2, MaxToolCallsPerTurn: 5, MaxOutputTokens: 1024,
+			ContextWindow: config.DefaultContextWindow, ContextBuffer: config.DefaultContextBuffer,
+			LLMTimeout: config.Duration(time.Minute), ToolTimeout: config.Duration(10 * time.Second),
+			MaxSessionDuration: config.Duration(time.Minute), RestrictionMessage: config.DefaultRestrictionMessage,
+		},
 	}
 }
 

@@ -7,8 +7,8 @@ import (
 
 // Default bounds of the response cache.
 const (
-	DefaultCacheEntries = 1024
-	DefaultCacheBytes   = 16 << 20
+	defaultCacheEntries = 1024
+	defaultCacheBytes   = 16 << 20
 )
 
 // resultCache keeps successful results for their tool's TTL, least
@@ -34,10 +34,10 @@ type cached struct {
 
 func newResultCache(entries, bytes int, now func() time.Time) *resultCache {
 	if entries <= 0 {
-		entries = DefaultCacheEntries
+		entries = defaultCacheEntries
 	}
 	if bytes <= 0 {
-		bytes = DefaultCacheBytes
+		bytes = defaultCacheBytes
 	}
 	c := &resultCache{maxEntries: entries, maxBytes: bytes, byKey: map[string]*cached{}, now: now}
 	c.head.prev, c.head.next = &c.head, &c.head

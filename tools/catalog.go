@@ -111,7 +111,7 @@ func (o *Orchestrator) schema(doc []byte, into map[string]*Schema) (*Schema, err
 
 // Disambiguate returns name, or when taken reports it is in use, name with
 // the first free numeric suffix ("_2", "_3", …), shortened so that the
-// whole stays within MaxNameLen.
+// whole stays within maxNameLen.
 func Disambiguate(name string, taken func(string) bool) string {
 	if !taken(name) {
 		return name
@@ -119,8 +119,8 @@ func Disambiguate(name string, taken func(string) bool) string {
 	for i := 2; ; i++ {
 		suffix := fmt.Sprintf("_%d", i)
 		base := name
-		if len(base)+len(suffix) > MaxNameLen {
-			base = base[:MaxNameLen-len(suffix)]
+		if len(base)+len(suffix) > maxNameLen {
+			base = base[:maxNameLen-len(suffix)]
 		}
 		if n := base + suffix; !taken(n) {
 			return n

@@ -31,7 +31,7 @@ type Options struct {
 	// their calls run at once.
 	Queues map[string]int
 	// CacheEntries and CacheBytes bound the response cache (0: the
-	// defaults, DefaultCacheEntries and DefaultCacheBytes).
+	// defaults, defaultCacheEntries and defaultCacheBytes).
 	CacheEntries int
 	CacheBytes   int
 	// Log receives a warning for each tool left out or renamed, and the

@@ -225,9 +225,9 @@ func TestRegistration(t *testing.T) {
 		}
 	})
 	t.Run("suffixes stay within the longest name a model API accepts", func(t *testing.T) {
-		long := strings.Repeat("n", MaxNameLen)
+		long := strings.Repeat("n", maxNameLen)
 		got := Disambiguate(long, func(n string) bool { return n == long })
-		if len(got) != MaxNameLen || !strings.HasSuffix(got, "_2") {
+		if len(got) != maxNameLen || !strings.HasSuffix(got, "_2") {
 			t.Fatalf("got %q (%d)", got, len(got))
 		}
 	})

@@ -102,16 +102,16 @@ func (Base) Close() error { return nil }
 // Separator joins a namespace and a tool name.
 const Separator = "__"
 
-// MaxNameLen is the longest tool name every supported model API accepts.
-const MaxNameLen = 64
+// maxNameLen is the longest tool name every supported model API accepts.
+const maxNameLen = 64
 
 // Name builds the namespaced name of a tool, replacing characters the model
 // APIs refuse (anything but letters, digits, '_' and '-') with '_' and
-// truncating to MaxNameLen.
+// truncating to maxNameLen.
 func Name(namespace, tool string) string {
 	n := sanitize(namespace) + Separator + sanitize(tool)
-	if len(n) > MaxNameLen {
-		n = n[:MaxNameLen]
+	if len(n) > maxNameLen {
+		n = n[:maxNameLen]
 	}
 	return n
 }

@@ -113,7 +113,7 @@ func printChecks(stdout, stderr io.Writer, secrets []string, rows []checkRow) er
 func scrubSecrets(s string, secrets []string) string {
 	for _, v := range secrets {
 		if len(v) >= 4 {
-			s = strings.ReplaceAll(s, v, "[redacted]")
+			s = strings.ReplaceAll(s, v, redact.Mark)
 		}
 	}
 	s = strings.Join(strings.Fields(s), " ")

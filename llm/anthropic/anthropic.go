@@ -14,7 +14,7 @@
 //     to fit the API's pattern, so a conversation survives a fallback.
 //   - Tool-call arguments that are not a JSON object cannot be sent back
 //     as tool_use input; they travel as {"malformed_arguments": "<text>"}
-//     (see MalformedArgumentsKey). Empty arguments travel as {}.
+//     (see malformedArgumentsKey). Empty arguments travel as {}.
 //   - temperature and top_p are refused by API version 2026-10-21, even at
 //     their defaults, so they are sent only when the provider's headers pin
 //     "anthropic-version: 2023-06-01", and then only the ones that are set.

@@ -16,11 +16,11 @@ import (
 // when a Request leaves MaxOutputTokens at 0.
 const DefaultMaxTokens = 4096
 
-// MalformedArgumentsKey is the only key of the tool_use input sent in place
+// malformedArgumentsKey is the only key of the tool_use input sent in place
 // of arguments that are not a JSON object. The API accepts nothing else as
 // input; keeping the model's text under this key lets it see what it wrote
 // when it reads the error the agent returned for that call.
-const MalformedArgumentsKey = "malformed_arguments"
+const malformedArgumentsKey = "malformed_arguments"
 
 // emptySchema is sent for a tool without a schema: the API requires one.
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
@@ -150,7 +150,7 @@ func toolResult(m llm.Message) sdk.ContentBlockParamUnion {
 // toolInput returns what to send as the input of a tool_use block: the
 // model's arguments when they are a JSON object, {} when they are empty (a
 // call without arguments), and otherwise an object holding the raw text
-// under MalformedArgumentsKey.
+// under malformedArgumentsKey.
 func toolInput(args string) any {
 	trimmed := bytes.TrimSpace([]byte(args))
 	if len(trimmed) == 0 {
@@ -159,7 +159,7 @@ func toolInput(args string) any {
 	if trimmed[0] == '{' && json.Valid(trimmed) {
 		return json.RawMessage(trimmed)
 	}
-	return map[string]string{MalformedArgumentsKey: args}
+	return map[string]string{malformedArgumentsKey: args}
 }
 
 // toolID makes an ID the API accepts (^[a-zA-Z0-9_-]+$). IDs minted by

@@ -24,8 +24,8 @@ import (
 	"github.com/slackbot/slackbot/llm"
 )
 
-// DefaultBaseURL is used when the configuration names no base_url.
-const DefaultBaseURL = "https://api.openai.com/v1/"
+// defaultBaseURL is used when the configuration names no base_url.
+const defaultBaseURL = "https://api.openai.com/v1/"
 
 // Provider is one configured OpenAI-compatible endpoint. It is safe for
 // concurrent use.
@@ -45,7 +45,7 @@ type Provider struct {
 var _ llm.Provider = (*Provider)(nil)
 
 // New returns the provider called name, configured by cfg: cfg.BaseURL
-// (default DefaultBaseURL), cfg.APIKey (no Authorization header when empty,
+// (default defaultBaseURL), cfg.APIKey (no Authorization header when empty,
 // for local servers), cfg.Headers sent with every request, cfg.Timeout for
 // each call, and cfg.Models for pricing.
 //
@@ -55,7 +55,7 @@ var _ llm.Provider = (*Provider)(nil)
 func New(name string, cfg config.Provider) (*Provider, error) {
 	base := cfg.BaseURL
 	if base == "" {
-		base = DefaultBaseURL
+		base = defaultBaseURL
 	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -24,12 +24,13 @@ const AgentName = "assistant"
 // Agent is an agent whose model is the scripted server (provider "fake").
 func Agent() *config.Agent {
 	return &config.Agent{
-		Name: AgentName, Prompt: "You answer questions in Slack.", Models: []string{"fake/m1"},
-		MaxTurns: 5, MaxToolCallsPerTurn: 5, MaxOutputTokens: 1024,
-		ContextWindow: config.DefaultContextWindow, ContextBuffer: config.DefaultContextBuffer,
-		LLMTimeout: config.Duration(time.Minute), ToolTimeout: config.Duration(10 * time.Second),
-		MaxSessionDuration: config.Duration(time.Minute), Output: config.Output{Format: config.FormatMarkdown},
-		RestrictionMessage: config.DefaultRestrictionMessage,
+		Name: AgentName, Prompt: "You answer questions in Slack.", Output: config.Output{Format: config.FormatMarkdown},
+		AgentDefaults: config.AgentDefaults{Models: []string{"fake/m1"},
+			MaxTurns: 5, MaxToolCallsPerTurn: 5, MaxOutputTokens: 1024,
+			ContextWindow: config.DefaultContextWindow, ContextBuffer: config.DefaultContextBuffer,
+			LLMTimeout: config.Duration(time.Minute), ToolTimeout: config.Duration(10 * time.Second),
+			MaxSessionDuration: config.Duration(time.Minute), RestrictionMessage: config.DefaultRestrictionMessage,
+		},
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/redact"
 	"github.com/slackbot/slackbot/slack/slacktest"
 	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/state/redistest"
@@ -417,7 +418,7 @@ func TestAStoreThatFailsLeavesTheReplicaBudgetingAlone(t *testing.T) {
 	}
 	core, logs := observer.New(zap.WarnLevel)
 	clk := newFakeClock()
-	l := newTransport(Options{Next: http.DefaultTransport, Shared: store, Local: state.NewMemoryAt(clk.Now), Limits: map[string]config.RateLimit{"chat.update": {PerMinute: 1, Burst: 2}}, Log: zap.New(core), Cause: state.Cause}, clk)
+	l := newTransport(Options{Next: http.DefaultTransport, Shared: store, Local: state.NewMemoryAt(clk.Now), Limits: map[string]config.RateLimit{"chat.update": {PerMinute: 1, Burst: 2}}, Log: zap.New(core), Cause: redact.Cause}, clk)
 	l.SetWorkspace("T1")
 	_ = store.Close() // every Take now fails
 	for i := range 2 {
@@ -507,7 +508,7 @@ func TestAStoreThatHangsDoesNotHoldCallsUp(t *testing.T) {
 	store := state.NewRedis(client, "hung:")
 	t.Cleanup(func() { _ = store.Close() })
 	_, api := emulatorClient(t, func(next http.RoundTripper) *Transport {
-		l := newTransport(Options{Next: next, Shared: store, Local: state.NewMemory(), Limits: map[string]config.RateLimit{"chat.update": {PerMinute: 50, Burst: 8}}, Log: zap.NewNop(), Cause: state.Cause}, realClock{})
+		l := newTransport(Options{Next: next, Shared: store, Local: state.NewMemory(), Limits: map[string]config.RateLimit{"chat.update": {PerMinute: 50, Burst: 8}}, Log: zap.NewNop(), Cause: redact.Cause}, realClock{})
 		l.SetWorkspace("T1")
 		return l
 	})
@@ -565,7 +566,7 @@ func TestAFailedStoreIsProbedByOneCallAtATime(t *testing.T) {
 	store := state.NewRedis(redis.NewClient(&redis.Options{Addr: hung.ln.Addr().String(), MaxRetries: -1}), "hung:")
 	t.Cleanup(func() { _ = store.Close() })
 	clk := newFakeClock()
-	l := newTransport(Options{Next: http.DefaultTransport, Shared: store, Local: state.NewMemoryAt(clk.Now), Limits: map[string]config.RateLimit{"chat.postMessage": {PerMinute: 60, Burst: 4, Per: config.PerChannel}}, Log: zap.NewNop(), Cause: state.Cause}, clk)
+	l := newTransport(Options{Next: http.DefaultTransport, Shared: store, Local: state.NewMemoryAt(clk.Now), Limits: map[string]config.RateLimit{"chat.postMessage": {PerMinute: 60, Burst: 4, Per: config.PerChannel}}, Log: zap.NewNop(), Cause: redact.Cause}, clk)
 	l.SetWorkspace("T1")
 	take := func(channel string) bool {
 		_, ok := l.TakeNow(context.Background(), "chat.postMessage", channel, Answer)
@@ -610,7 +611,7 @@ func TestAFrozenRedisIsBudgetedAroundAndUsedAgainWhenItAnswers(t *testing.T) {
 	limits := map[string]config.RateLimit{"chat.update": {PerMinute: 1, Burst: 2}}
 	clk := newFakeClock()
 	core, logs := observer.New(zap.InfoLevel)
-	a := newTransport(Options{Next: http.DefaultTransport, Shared: dial(), Local: state.NewMemoryAt(clk.Now), Limits: limits, Log: zap.New(core), Cause: state.Cause}, clk)
+	a := newTransport(Options{Next: http.DefaultTransport, Shared: dial(), Local: state.NewMemoryAt(clk.Now), Limits: limits, Log: zap.New(core), Cause: redact.Cause}, clk)
 	a.SetWorkspace("T1")
 	b := testLimiter(t, newFakeClock(), nil, limits)
 	b.store = dial()

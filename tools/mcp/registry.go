@@ -32,8 +32,8 @@ type Options struct {
 	sleep func(ctx context.Context, d time.Duration) bool
 }
 
-// DefaultBackoff are the restart waits used when Options.Backoff is nil.
-var DefaultBackoff = []time.Duration{0, time.Second, 2 * time.Second, 5 * time.Second,
+// defaultBackoff are the restart waits used when Options.Backoff is nil.
+var defaultBackoff = []time.Duration{0, time.Second, 2 * time.Second, 5 * time.Second,
 	10 * time.Second, 30 * time.Second, 60 * time.Second}
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
@@ -61,7 +61,7 @@ func NewRegistry(servers map[string]config.MCPServer, o Options) (*Registry, err
 		o.InitConcurrency = config.DefaultMCPInitConcurrency
 	}
 	if o.Backoff == nil {
-		o.Backoff = DefaultBackoff
+		o.Backoff = defaultBackoff
 	}
 	if o.ProbeInterval <= 0 {
 		o.ProbeInterval = 30 * time.Second

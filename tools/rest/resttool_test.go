@@ -207,7 +207,7 @@ func TestFailuresTheModelCanRead(t *testing.T) {
 		{name: "a server that does not answer in time is named, not located", url: srv.URL + "/slow", client: headerTimeout,
 			failure: tools.FailError, want: []string{"the api service did not answer in time"}},
 		{name: "a server that cannot be reached is named, not located", url: closed.URL + "/x",
-			failure: tools.FailError, want: []string{"could not connect to the api service"}},
+			failure: tools.FailError, want: []string{"could not connect to the api service (connection refused)"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/slackbot/slackbot/llm"
+	"github.com/slackbot/slackbot/redact"
 )
 
 // defaultClient bounds the steps of a request that should be quick. The
@@ -107,15 +108,17 @@ func sameOrigin(a, b *url.URL) bool {
 }
 
 // transportError is what the model learns when no answer came: which
-// service, and whether it was slow or unreachable. The cause, which names
-// the host, stays reachable for logs only.
+// service, and how it failed in redact's fixed words. The cause, which
+// names the host, stays reachable for logs only.
 func transportError(service string, err error) error {
-	var ne net.Error
+	how := redact.Network(err)
 	switch {
 	case errors.Is(err, context.Canceled):
 		return llm.RedactedError(fmt.Sprintf("the call to the %s service was cancelled", service), err)
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+	case how == "timed out":
 		return llm.RedactedError(fmt.Sprintf("the %s service did not answer in time", service), err)
+	case how != "" && how != "unreachable":
+		return llm.RedactedError(fmt.Sprintf("could not connect to the %s service (%s)", service, how), err)
 	}
 	return llm.RedactedError(fmt.Sprintf("could not connect to the %s service", service), err)
 }

@@ -69,7 +69,7 @@ func BenchmarkGrep50MB(b *testing.B) {
 			s, _ := newStore(b)
 			doc := bc.doc(size)
 			e := put(b, s, "t", "{}", doc)
-			p := FS(s.Dir())
+			p := fsProviderAt(s.Dir())
 			args := map[string]any{"pattern": bc.pattern, "path": e.Handle, "max_results": 1000}
 			var before, after runtime.MemStats
 			runtime.GC()
@@ -121,7 +121,7 @@ func TestGrepOfALargeResultAllocatesLessThanACopy(t *testing.T) {
 			s, _ := newStore(t)
 			e := put(t, s, "t", "{}", tc.doc)
 			raw, _ := json.Marshal(map[string]any{"pattern": "needle", "path": e.Handle})
-			p := FS(s.Dir())
+			p := fsProviderAt(s.Dir())
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			res, err := p.Call(context.Background(), tools.Call{Name: "Grep", Arguments: raw})

@@ -26,19 +26,19 @@ const (
 
 // Policy defaults, used for zero fields.
 const (
-	DefaultMaxChunksForFullMode = 1
-	DefaultOverlapPercent       = 10
-	DefaultMapConcurrency       = 4
-	DefaultContextWindow        = 128000
-	DefaultMaxOutputTokens      = 4096
-	// DefaultTruncateBytes matches the default size cap of tool results
+	defaultMaxChunksForFullMode = 1
+	defaultOverlapPercent       = 10
+	defaultMapConcurrency       = 4
+	defaultContextWindow        = 128000
+	defaultMaxOutputTokens      = 4096
+	// defaultTruncateBytes matches the default size cap of tool results
 	// (tool_output.max_bytes), so a fallback is never larger than a result
 	// that would have been shown whole.
-	DefaultTruncateBytes = 12288
-	// LongLineBytes is the average line length above which a result goes
+	defaultTruncateBytes = 12288
+	// longLineBytes is the average line length above which a result goes
 	// to full-chunked: Read and Grep work on lines, and lines this long
 	// (minified JSON, base64) defeat them.
-	LongLineBytes = 1000
+	longLineBytes = 1000
 )
 
 // Policy tunes extraction. Zero fields take the defaults above.
@@ -65,13 +65,13 @@ func (p Policy) withDefaults() Policy {
 			*v = d
 		}
 	}
-	def(&p.MaxChunksForFullMode, DefaultMaxChunksForFullMode)
-	def(&p.MapConcurrency, DefaultMapConcurrency)
-	def(&p.ContextWindow, DefaultContextWindow)
-	def(&p.MaxOutputTokens, DefaultMaxOutputTokens)
-	def(&p.TruncateBytes, DefaultTruncateBytes)
+	def(&p.MaxChunksForFullMode, defaultMaxChunksForFullMode)
+	def(&p.MapConcurrency, defaultMapConcurrency)
+	def(&p.ContextWindow, defaultContextWindow)
+	def(&p.MaxOutputTokens, defaultMaxOutputTokens)
+	def(&p.TruncateBytes, defaultTruncateBytes)
 	if p.OverlapPercent == 0 {
-		p.OverlapPercent = DefaultOverlapPercent
+		p.OverlapPercent = defaultOverlapPercent
 	}
 	p.OverlapPercent = min(max(p.OverlapPercent, 0), 50)
 	return p
@@ -203,8 +203,8 @@ func failureMessage(ctx context.Context, err error) string {
 // mode may read, or when its lines are too long to Read and Grep;
 // otherwise read-grep, whose cost does not grow with the result.
 func route(e *Entry, extract string, p Policy) (Mode, string) {
-	if e.Lines > 0 && e.Bytes/e.Lines > LongLineBytes {
-		return ModeFullChunked, fmt.Sprintf("average line of %d bytes is over %d", e.Bytes/e.Lines, LongLineBytes)
+	if e.Lines > 0 && e.Bytes/e.Lines > longLineBytes {
+		return ModeFullChunked, fmt.Sprintf("average line of %d bytes is over %d", e.Bytes/e.Lines, longLineBytes)
 	}
 	budget := chunkBudget(e, extract, p)
 	if n := chunkCount(e.Tokens, budget, p.OverlapPercent); budget > 0 && n <= p.MaxChunksForFullMode {

@@ -224,7 +224,7 @@ func TestFailedStrategiesFallBackToTruncate(t *testing.T) {
 			if !strings.HasSuffix(out.Text, "BOTTOM LINE\n") || !strings.Contains(out.Text, "bytes cut from the middle") {
 				t.Errorf("text ends %q", out.Text[len(out.Text)-200:])
 			}
-			if len(out.Text) > DefaultTruncateBytes+1000 {
+			if len(out.Text) > defaultTruncateBytes+1000 {
 				t.Errorf("the fallback is %d bytes", len(out.Text))
 			}
 			if logs.FilterLevelExact(zap.WarnLevel).FilterMessageSnippet("falling back to truncate").Len() != 1 {

@@ -66,10 +66,10 @@ type fsProvider struct {
 	root string
 }
 
-// FS returns the Read and Grep tools over the files of dir. Names are
+// fsProviderAt returns the Read and Grep tools over the files of dir. Names are
 // relative to dir; absolute names, ".." and symlinks that lead out of dir
 // are refused.
-func FS(dir string) tools.Provider { return &fsProvider{root: dir} }
+func fsProviderAt(dir string) tools.Provider { return &fsProvider{root: dir} }
 
 func (p *fsProvider) Namespace() string { return ToolName }
 

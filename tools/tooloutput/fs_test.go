@@ -13,10 +13,10 @@ import (
 	"github.com/slackbot/slackbot/tools"
 )
 
-// fsTools serves FS(dir) through an orchestrator, as a sub-agent sees it.
+// fsTools serves fsProviderAt(dir) through an orchestrator, as a sub-agent sees it.
 func fsTools(t testing.TB, dir string) func(name string, args any) tools.Outcome {
 	t.Helper()
-	o := tools.New(context.Background(), tools.Options{}, FS(dir))
+	o := tools.New(context.Background(), tools.Options{}, fsProviderAt(dir))
 	t.Cleanup(func() { o.Close() })
 	return func(name string, args any) tools.Outcome {
 		raw, err := json.Marshal(args)

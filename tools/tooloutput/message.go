@@ -3,20 +3,10 @@ package tooloutput
 import (
 	"encoding/json"
 	"strconv"
-
-	"github.com/slackbot/slackbot/tools"
 )
 
 // ToolName is the name the model calls; it has no namespace.
 const ToolName = "tool_output"
-
-// Description tells the model what tool_output is for and how to ask.
-const Description = "Extract information from a tool output that was too large to show you. " +
-	"When a tool result says \"Tool output is too large\", it gives a handle; call tool_output with that handle " +
-	"and precise, detailed instructions in `extract` about what you need (keys, fields, sections, names, error codes, time ranges). " +
-	"The whole output is searched and you get back a plain-text abstract. " +
-	"You may call it several times on the same handle with different instructions. " +
-	"Leave `mode` out unless you have a reason: the tool picks the best strategy."
 
 // Schema is tool_output's input schema.
 var Schema = json.RawMessage(`{
@@ -41,11 +31,6 @@ var Schema = json.RawMessage(`{
     }
   }
 }`)
-
-// Tool describes tool_output for a tool list.
-func Tool() tools.Tool {
-	return tools.Tool{Name: ToolName, Description: Description, Schema: Schema}
-}
 
 // TooLargeMessage is what the model sees instead of an oversized result.
 func TooLargeMessage(e *Entry) string {

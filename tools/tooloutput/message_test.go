@@ -34,7 +34,7 @@ func TestSchemaIsExact(t *testing.T) {
 	if err := json.Unmarshal(Schema, &v); err != nil {
 		t.Fatalf("schema is not JSON: %v", err)
 	}
-	if Tool().Name != "tool_output" || ToolName != "tool_output" {
+	if ToolName != "tool_output" {
 		t.Error("the tool is not named tool_output")
 	}
 }

@@ -18,7 +18,7 @@ func (x *Extractor) readGrep(ctx context.Context, s *Store, e *Entry, extract st
 	}
 	dir := s.Dir()
 	nonce := randomHex(8)
-	text, synthetic, err := x.SubAgent(ctx, readGrepSystem(e, dir, extract, nonce), readGrepUser(e, extract), FS(dir))
+	text, synthetic, err := x.SubAgent(ctx, readGrepSystem(e, dir, extract, nonce), readGrepUser(e, extract), fsProviderAt(dir))
 	switch {
 	case err != nil:
 		return "", fmt.Errorf("the read-grep sub-agent failed: %w", err)
