@@ -236,7 +236,7 @@ type Agent struct {
 	// MaxToolsModel is the model reference MaxTools comes from.
 	MaxToolsModel string   `yaml:"-"`
 	Agents        []string `yaml:"agents"` // sub-agents, by agent name
-	Router                   Router   `yaml:"router"`
+	Router        Router   `yaml:"router"`
 	// ToolOutput is the configuration's tool_output with the keys this
 	// file sets replacing its values (dir cannot be set here).
 	ToolOutput ToolOutput `yaml:"tool_output"`
