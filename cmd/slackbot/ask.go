@@ -263,6 +263,9 @@ func progress(w io.Writer) agent.Observer {
 			if e.Tool.Name == agent.ToolOutputTool {
 				fmt.Fprintf(w, "  · %sreading a large result…\n", who)
 			}
+			if e.Tool.Status != "" {
+				fmt.Fprintf(w, "  · %s%s…\n", who, e.Tool.Status)
+			}
 		case agent.EventToolFinished:
 			note := ""
 			if e.Tool.Oversize {
@@ -315,10 +318,11 @@ func shortDuration(d time.Duration) string {
 	return d.Round(100 * time.Millisecond).String()
 }
 
-func runAgents(args []string, stdout, stderr io.Writer) error {
+func runAgents(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("agents", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "slackbot.yaml", "configuration file")
+	noTools := fs.Bool("no-tools", false, "do not start the tools to measure each agent's against its models")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -337,6 +341,19 @@ func runAgents(args []string, stdout, stderr io.Writer) error {
 	for _, n := range names {
 		a := cfg.Agents[n]
 		fmt.Fprintf(stdout, "%-20s %-16s %s\n    models: %s\n", n, a.Output.Format, a.Description, strings.Join(a.Models, ", "))
+	}
+	if *noTools {
+		fmt.Fprintf(stdout, "%d agents, all valid\n", len(names))
+		return nil
+	}
+	log := newLogger(cfg.Log, false, lockedWriter(stderr))
+	fits, err := agentFits(ctx, cfg, names, warmupLimit, log)
+	if err != nil {
+		return err
+	}
+	if refused := printFits(stdout, fits); refused > 0 {
+		fmt.Fprintf(stdout, "%d agents, %d refused: their tools do not fit their models\n", len(names), refused)
+		return exitCode(1)
 	}
 	fmt.Fprintf(stdout, "%d agents, all valid\n", len(names))
 	return nil
