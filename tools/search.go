@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -21,19 +22,29 @@ import (
 type Index struct {
 	docs     []indexDoc
 	postings map[string][]posting
-	avgLen   [numFields]float64
+	scratch  sync.Pool // *scratch: a search's per-tool sums, reused
+}
+
+// scratch is what one search adds up per tool.
+type scratch struct {
+	scores    []float64
+	matched   []uint32 // own words found in a name, summary or parameter
+	mentioned []uint32 // own words found only deep in a description
 }
 
 type indexDoc struct {
 	name      string
 	namespace string
 	summary   string // the description's first line, shortened
-	length    [numFields]float32
 }
 
+// posting is one tool holding a word: what the word weighs in it, already
+// saturated and length-normalised (a search only multiplies it by the
+// word's rarity), and whether a name, summary or parameter holds it.
 type posting struct {
-	doc int32
-	tf  [numFields]float32
+	doc    int32
+	sat    float32
+	strong bool
 }
 
 // Hit is one tool a search found.
@@ -78,11 +89,16 @@ const maxQueryTerms = 32
 // NewIndex indexes ts.
 func NewIndex(ts []Tool) *Index {
 	x := &Index{docs: make([]indexDoc, len(ts)), postings: map[string][]posting{}}
+	type count struct {
+		doc int32
+		tf  [numFields]float32
+	}
+	counts := map[string][]count{}
+	lengths := make([][numFields]float64, len(ts))
 	var total [numFields]float64
 	tf := map[string]*[numFields]float32{}
 	for i, t := range ts {
 		clear(tf)
-		d := &x.docs[i]
 		add := func(text string, f int) {
 			for _, term := range Terms(text) {
 				c := tf[term]
@@ -91,7 +107,7 @@ func NewIndex(ts []Tool) *Index {
 					tf[term] = c
 				}
 				c[f]++
-				d.length[f]++
+				lengths[i][f]++
 			}
 		}
 		ns, rest, _ := strings.Cut(t.Name, Separator)
@@ -103,15 +119,30 @@ func NewIndex(ts []Tool) *Index {
 			add(p, fieldParams)
 		}
 		for term, c := range tf {
-			x.postings[term] = append(x.postings[term], posting{doc: int32(i), tf: *c})
+			counts[term] = append(counts[term], count{int32(i), *c})
 		}
-		d.name, d.namespace, d.summary = t.Name, ns, summaryOf(first)
+		x.docs[i] = indexDoc{name: t.Name, namespace: ns, summary: summaryOf(first)}
 		for f := range numFields {
-			total[f] += float64(d.length[f])
+			total[f] += lengths[i][f]
 		}
 	}
+	var avg [numFields]float64
 	for f := range numFields {
-		x.avgLen[f] = max(total[f]/float64(max(len(ts), 1)), 1)
+		avg[f] = max(total[f]/float64(max(len(ts), 1)), 1)
+	}
+	for term, list := range counts {
+		ps := make([]posting, len(list))
+		for j, c := range list {
+			w := 0.0
+			for f := range numFields {
+				if c.tf[f] > 0 {
+					w += fieldWeight[f] * float64(c.tf[f]) / (1 - fieldB[f] + fieldB[f]*lengths[c.doc][f]/avg[f])
+				}
+			}
+			ps[j] = posting{doc: c.doc, sat: float32(w * (bm25K1 + 1) / (w + bm25K1)),
+				strong: c.tf[fieldName]+c.tf[fieldSummary]+c.tf[fieldParams] > 0}
+		}
+		x.postings[term] = ps
 	}
 	return x
 }
@@ -158,17 +189,10 @@ func (x *Index) Search(query string, namespaces []string, k int) []Hit {
 			continue
 		}
 		df := float64(len(list))
-		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		c := qt.weight * math.Log(1+(n-df+0.5)/(df+0.5))
 		for _, p := range list {
-			d := &x.docs[p.doc]
-			w := 0.0
-			for f := range numFields {
-				if p.tf[f] > 0 {
-					w += fieldWeight[f] * float64(p.tf[f]) / (1 - fieldB[f] + fieldB[f]*float64(d.length[f])/x.avgLen[f])
-				}
-			}
-			scores[p.doc] += qt.weight * idf * w * (bm25K1 + 1) / (w + bm25K1)
-			if p.tf[fieldName]+p.tf[fieldSummary]+p.tf[fieldParams] > 0 {
+			scores[p.doc] += c * float64(p.sat)
+			if p.strong {
 				matched[p.doc] |= qt.groups
 			} else {
 				mentioned[p.doc] |= qt.groups

@@ -6,7 +6,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -170,9 +169,13 @@ func TestSearchGitHubQuestions(t *testing.T) {
 	}
 }
 
-// BenchmarkSearchGitHub measures one search over GitHub's 1,223 operations
-// and reports the 99th percentile latency of the fifty questions and the
-// heap the index holds.
+// BenchmarkSearchGitHub measures searches over GitHub's 1,223 operations:
+// each iteration asks the fifty questions once. It reports the time of
+// one search, the 99th percentile of the questions' median times (each
+// question's median over the iterations, so that a machine shared with
+// other work shows the search's cost rather than its own preemptions),
+// the 99th percentile of every single search, and the heap the index
+// holds.
 func BenchmarkSearchGitHub(b *testing.B) {
 	ts := githubtest.Tools(b)
 	qs := githubQuestions(b)
@@ -184,16 +187,34 @@ func BenchmarkSearchGitHub(b *testing.B) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	index := int64(after.HeapAlloc) - int64(before.HeapAlloc)
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		start := time.Now()
-		x.Search(qs[i%len(qs)].text, nil, 5)
-		lat = append(lat, time.Since(start))
+	perQuestion := make([][]time.Duration, len(qs))
+	var all []time.Duration
+	for b.Loop() {
+		for i, q := range qs {
+			start := time.Now()
+			x.Search(q.text, nil, 5)
+			d := time.Since(start)
+			perQuestion[i] = append(perQuestion[i], d)
+			all = append(all, d)
+		}
 	}
 	b.StopTimer()
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds())/1e3, "p99-µs")
+	p99 := func(ds []time.Duration) float64 {
+		slices.Sort(ds)
+		return float64(ds[len(ds)*99/100].Nanoseconds()) / 1e3
+	}
+	medians := make([]time.Duration, len(qs))
+	for i, ds := range perQuestion {
+		slices.Sort(ds)
+		medians[i] = ds[len(ds)/2]
+	}
+	var sum time.Duration
+	for _, d := range all {
+		sum += d
+	}
+	b.ReportMetric(float64(sum.Nanoseconds())/1e3/float64(len(all)), "µs/search")
+	b.ReportMetric(p99(medians), "p99-median-µs")
+	b.ReportMetric(p99(all), "p99-µs")
 	b.ReportMetric(float64(index)/(1<<20), "index-MiB")
 	b.ReportMetric(float64(len(ts)), "tools")
 	runtime.KeepAlive(x)
