@@ -350,3 +350,43 @@ func TestToolSearchNeverReachesToolsTheAgentMayNotCall(t *testing.T) {
 		t.Error("a forbidden tool was offered")
 	}
 }
+
+func TestFoundToolsNeverTakeMoreThanTheirShareOfTheWindow(t *testing.T) {
+	t.Parallel()
+	// Five heavy tools of about 1,300 tokens each are found; the schemas'
+	// quarter of a 20,000-token window leaves room for three of them.
+	heavy := describedToolbox{searchBox(100), "Weather forecast. " + strings.Repeat("Forecasts the weather for a city, hour by hour, with wind and rain. ", 100)}
+	h := newHarness(t, withTools(heavy),
+		withAgent(func(a *config.Agent) { a.ContextWindow, a.MaxOutputTokens, a.ContextBuffer = 20000, 1000, 200 }),
+		script(callTool(SearchTool, `{"query":"weather forecast"}`), finalReport("success", "done")))
+	h.run("go")
+	reqs := h.wantRequests(2)
+	if n := strings.Count(lastToolResult(t, reqs[1]), "\n- "); n != 5 {
+		t.Fatalf("the search returned %d tools, want 5:\n%s", n, lastToolResult(t, reqs[1]))
+	}
+	found := 0
+	for _, n := range reqs[1].ToolNames {
+		if strings.HasPrefix(n, "test__") {
+			found++
+		}
+	}
+	if found < 1 || found > 3 {
+		t.Errorf("%d found tools offered, want 1 to 3 within a quarter of the window: %v", found, reqs[1].ToolNames)
+	}
+	for _, e := range h.events.ofKind(EventToolStarted) {
+		if e.Tool.Name == SearchTool && e.Tool.Status != "Looking for a tool to weather forecast" {
+			t.Errorf("status = %q", e.Tool.Status)
+		}
+	}
+}
+
+func TestASearchStatusIsShortWhateverTheQuery(t *testing.T) {
+	t.Parallel()
+	long := `{"query":"` + strings.Repeat("find the weather ", 60) + `"}`
+	if got := searchStatus(long); len(got) > 200 || !strings.HasPrefix(got, "Looking for a tool to find the weather") {
+		t.Errorf("status of a long query = %d bytes: %q", len(got), got)
+	}
+	if got := searchStatus(`not json`); got != "Looking for a tool" {
+		t.Errorf("status of broken arguments = %q", got)
+	}
+}
