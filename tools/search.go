@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -22,14 +21,6 @@ import (
 type Index struct {
 	docs     []indexDoc
 	postings map[string][]posting
-	scratch  sync.Pool // *scratch: a search's per-tool sums, reused
-}
-
-// scratch is what one search adds up per tool.
-type scratch struct {
-	scores    []float64
-	matched   []uint32 // own words found in a name, summary or parameter
-	mentioned []uint32 // own words found only deep in a description
 }
 
 type indexDoc struct {
