@@ -71,8 +71,19 @@ func wire(ctx context.Context, path string, verbose bool, stderr io.Writer) (*wi
 	}
 	closeAll := func() error { return errors.Join(closeTools(), store.Close()) }
 	warmup(ctx, orch, log)
-	return &wiring{cfg: cfg, log: log, closeTools: closeAll, mcp: reg,
-		runner: &agent.Runner{Providers: providers, Tools: orch, Log: log, Agents: cfg.Agents, MaxDepth: cfg.MaxAgentDepth, ToolOutput: store}}, nil
+	runner := &agent.Runner{Providers: providers, Tools: orch, Log: log, Agents: cfg.Agents, MaxDepth: cfg.MaxAgentDepth, ToolOutput: store}
+	// Each agent's tools are measured against its models now, so that one
+	// with more than they take, or refused, is logged at start rather than
+	// at its first question.
+	names := make([]string, 0, len(cfg.Agents))
+	for n := range cfg.Agents {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		_, _ = runner.ToolFit(cfg.Agents[n]) // the runner logs what matters
+	}
+	return &wiring{cfg: cfg, log: log, closeTools: closeAll, mcp: reg, runner: runner}, nil
 }
 
 // Close stops the tools: MCP servers and every process they started.

@@ -77,3 +77,20 @@ func TestCheckWarnsOfAnAgentWhoseToolsAreSearchedAndFailsOneRefused(t *testing.T
 		})
 	}
 }
+
+func TestAskLogsARefusedAgentAtStartAndAnswersWithTheNumbers(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	cfg := setupAgent(t, srv, "---\nmodels: [fake/m1]\ntools: [\"rest__*\"]\ntool_search: never\n---\nYou answer.\n", manyOperations(t, 200))
+	out, stderr, err := runCLI("ask", "--config", cfg, "--agent", "helper", "--quiet", "Anything?")
+	wantExit1(t, err, out, stderr)
+	if !strings.Contains(stderr, "agent refused: its tools do not fit its models") || !strings.Contains(stderr, "201 tools") {
+		t.Errorf("stderr does not log the refusal with the numbers:\n%s", stderr)
+	}
+	if !strings.Contains(out, "201 tools") {
+		t.Errorf("the answer does not give the numbers:\n%s", out)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("the model was called %d times for a refused agent", n)
+	}
+}
