@@ -390,3 +390,20 @@ func TestASearchStatusIsShortWhateverTheQuery(t *testing.T) {
 		t.Errorf("status of broken arguments = %q", got)
 	}
 }
+
+func TestToolSearchNeverCountsToolOutputAgainstTheLimit(t *testing.T) {
+	t.Parallel()
+	// 127 tools and the final report make 128, OpenAI's limit: they fit
+	// until tool_output may join them.
+	h := newHarness(t, withTools(searchBox(127)),
+		withAgent(func(a *config.Agent) { a.ToolSearch = config.ToolSearchNever; openAILimit(a) }))
+	if _, err := h.runner.ToolFit(h.agent); err != nil {
+		t.Fatalf("128 tools without tool_output were refused: %v", err)
+	}
+	h = newHarness(t, withTools(searchBox(127)),
+		withAgent(func(a *config.Agent) { a.ToolSearch = config.ToolSearchNever; openAILimit(a) }))
+	withToolOutput(t, h)
+	if _, err := h.runner.ToolFit(h.agent); err == nil || !strings.Contains(err.Error(), "with tool_output that is one over the limit of 128") {
+		t.Errorf("128 tools with tool_output: err = %v, want a refusal", err)
+	}
+}

@@ -80,8 +80,13 @@ func (r *Runner) fitTools(ts *toolSet, a *config.Agent, shared []llm.ToolDef) {
 	if !fit.Search {
 		ts.defs = append(ts.defs, shared...)
 		ts.fit.Offered = len(ts.defs)
-		if fit.OverLimit() || fit.SchemaTokens > budget {
+		switch {
+		case fit.OverLimit() || fit.SchemaTokens > budget:
 			ts.refused = fmt.Errorf("agent %s: %s; set tool_search: auto, or give it fewer tools", a.Name, fit)
+		case r.ToolOutput != nil && fit.MaxTools > 0 && fit.Tools+1 > fit.MaxTools:
+			// tool_output joins them while the session holds a large result.
+			ts.refused = fmt.Errorf("agent %s: %s; with tool_output that is one over the limit of %d tools of %s; set tool_search: auto, or give it fewer tools",
+				a.Name, fit, fit.MaxTools, fit.MaxToolsModel)
 		}
 		return
 	}
