@@ -97,13 +97,13 @@ func BenchmarkSessionTurn(b *testing.B) {
 func benchAgent() *config.Agent {
 	return &config.Agent{
 		Name: "bench", Prompt: "You look things up.", Models: []string{"bench/m"}, Tools: []string{"bench__*"},
-		// Every schema is offered, as it was before tool search: the
-		// figures stay comparable across commits.
-		ToolSearch: config.ToolSearchNever,
-		MaxTurns:   50, MaxRetries: 0, MaxToolCallsPerTurn: 10, MaxOutputTokens: 4096,
+		MaxTurns: 50, MaxRetries: 0, MaxToolCallsPerTurn: 10, MaxOutputTokens: 4096,
 		ContextWindow: config.DefaultContextWindow, ContextBuffer: config.DefaultContextBuffer,
 		LLMTimeout: config.Duration(config.DefaultLLMTimeout), ToolTimeout: config.Duration(config.DefaultToolTimeout),
 		Output: config.Output{Format: config.FormatMarkdown},
+		// Every schema is offered, as it was before tool search: the
+		// figures stay comparable across commits.
+		ToolSearch: config.ToolSearchNever,
 	}
 }
 
