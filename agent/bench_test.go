@@ -101,6 +101,9 @@ func benchAgent() *config.Agent {
 			Models: []string{"bench/m"}, MaxTurns: 50, MaxRetries: 0, MaxToolCallsPerTurn: 10, MaxOutputTokens: 4096,
 			ContextWindow: config.DefaultContextWindow, ContextBuffer: config.DefaultContextBuffer,
 			LLMTimeout: config.Duration(config.DefaultLLMTimeout), ToolTimeout: config.Duration(config.DefaultToolTimeout),
+			// Every schema is offered, as it was before tool search: the
+			// figures stay comparable across commits.
+			ToolSearch: config.ToolSearchNever,
 		},
 		Output: config.Output{Format: config.FormatMarkdown},
 	}

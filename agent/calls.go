@@ -70,6 +70,9 @@ func (s *session) runTools(ctx context.Context, calls []llm.ToolCall, final bool
 // larger result is stored behind a handle (see resultPolicy).
 func (s *session) dispatch(ctx context.Context, c *llm.ToolCall, op *Op, parent string, room int) callOutcome {
 	info := ToolInfo{ID: c.ID, Name: c.Name, ArgBytes: len(c.Arguments), Parent: parent}
+	if c.Name == SearchTool && s.index != nil {
+		info.Namespace, info.Status = nsTools, searchStatus(c.Arguments)
+	}
 	started := info
 	s.emit(Event{Kind: EventToolStarted, Op: op, Tool: &started})
 
@@ -82,6 +85,11 @@ func (s *session) dispatch(ctx context.Context, c *llm.ToolCall, op *Op, parent 
 	case !s.offered[c.Name]:
 		info.Failure = string(tools.FailUnknownTool)
 		out = callOutcome{s.unknownTool(c.Name), true}
+	case c.Name == SearchTool:
+		out = s.searchTools(c)
+	case s.searchable[c.Name] != nil && !s.touch(c.Name):
+		info.Failure = string(tools.FailUnknownTool)
+		out = callOutcome{notLoaded(c.Name), true}
 	case c.Name == FinalReportTool:
 		info.Namespace = nsAgent
 		out = s.finalReport(c, parent != "")
@@ -141,7 +149,11 @@ func (s *session) unknownTool(name string) string {
 	for _, d := range s.defs {
 		list = append(list, tools.Tool{Name: d.Name})
 	}
-	return tools.UnknownToolMessage(name, list, nil)
+	msg := tools.UnknownToolMessage(name, list, nil)
+	if s.index != nil {
+		msg += " More tools are found with " + SearchTool + ": describe what you want to do."
+	}
+	return msg
 }
 
 // finalReport handles agent__final_report: it validates the arguments in

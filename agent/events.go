@@ -102,6 +102,10 @@ type ToolInfo struct {
 	QueueWait time.Duration
 	// Cached is set when the result came from the response cache.
 	Cached bool
+	// Status, when set, says in words what the call does, for a person
+	// watching ("Looking for a tool to list the issues of a repository");
+	// it may quote model output.
+	Status string
 }
 
 // SessionSummary closes a session.

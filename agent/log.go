@@ -130,5 +130,5 @@ const (
 // inSession reports whether calls of namespace ns are run by the session
 // itself, so that no other line logs them.
 func inSession(ns string) bool {
-	return ns == nsAgent || ns == nsSubagent || ns == nsRouter
+	return ns == nsAgent || ns == nsSubagent || ns == nsRouter || ns == nsTools
 }

@@ -50,6 +50,10 @@ func systemPrompt(a *config.Agent, format string, offered map[string]bool, instr
 	if offered[TaskStatusTool] {
 		b.WriteString("\nDuring longer tasks, call `" + TaskStatusTool + "` to tell the user what you are doing.")
 	}
+	if offered[SearchTool] {
+		b.WriteString("\nOnly some of your tools are listed. To find the others, call `" + SearchTool + "` with what you want to do in words; " +
+			"the tools it finds can be called from your next turn.")
+	}
 	if offered[BatchTool] {
 		b.WriteString("\nTo run several independent tools at once, call them in one turn or use `" + BatchTool + "`.")
 	}

@@ -474,20 +474,30 @@ func TestATextAnswerCutAtTheTokenLimitIsPartial(t *testing.T) {
 	}
 }
 
-func TestToolDefinitionsCountInTheContextGuard(t *testing.T) {
+func TestToolDefinitionsTooHeavyForTheWindowNeverMakeTheFirstTurnFinal(t *testing.T) {
 	t.Parallel()
 	// The prompt alone fits the 2,800-token budget; the tools' definitions
-	// (about 3,000 tokens of description) do not.
+	// (about 3,000 tokens of description) do not. They are found by search
+	// instead, so the session starts on an open turn.
 	big := fn{`{"type":"object"}`, func(context.Context, map[string]any) (tools.Result, error) { return tools.Result{}, nil }}
-	h := newHarness(t, withTools(describedToolbox{toolbox{"big": big}, strings.Repeat("Searches the archive by keyword and date. ", 430)}),
-		withAgent(smallWindow), script(finalReport(StatusPartial, "Could not use the tools.")))
+	heavy := describedToolbox{toolbox{"big": big}, strings.Repeat("Searches the archive by keyword and date. ", 430)}
+	h := newHarness(t, withTools(heavy), withAgent(smallWindow), script(finalReport(StatusPartial, "Could not use the tools.")))
 	res := h.run("Hi.")
 	wantReport(t, res, StatusPartial, SourceToolCall)
 	reqs := h.wantRequests(1)
-	wantFinalOnly(t, reqs[0])
-	if got := injected(t, reqs[0]); !slices.Equal(got, []string{contextFinalMessage}) {
-		t.Errorf("injected %q, want the context message", got)
+	wantOpenTurn(t, reqs[0], FinalReportTool, SearchTool)
+	if got := injected(t, reqs[0]); len(got) != 0 {
+		t.Errorf("injected %q, want nothing", got)
 	}
+
+	// With tool_search: never they cannot be offered at all: the agent is
+	// refused, with the numbers, before any model call.
+	h = newHarness(t, withTools(heavy), withAgent(smallWindow), withAgent(func(a *config.Agent) { a.ToolSearch = config.ToolSearchNever }))
+	res = h.run("Hi.")
+	if res.Report.Status != StatusFailure || !strings.Contains(res.Report.Text(), "tokens of schemas") {
+		t.Errorf("report = %s %q, want a refusal with the numbers", res.Report.Status, res.Report.Text())
+	}
+	h.wantRequests(0)
 }
 
 // describedToolbox gives every tool of a toolbox the same long description.

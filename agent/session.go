@@ -181,6 +181,7 @@ type session struct {
 	terminate *terminateNote
 	lastTool  string // the latest successful tool result, for last-chance adoption
 	handoff   *handoff
+	loaded    loadedTools // the tools tools__search found
 }
 
 type terminateNote struct {
@@ -306,6 +307,9 @@ func (s *session) run(ctx context.Context) (*Result, *handoff) {
 		s.appendMsg(llm.Message{Role: llm.RoleUser, Content: s.in.Prompt})
 	}
 	s.emit(Event{Kind: EventSessionStarted, Op: s.tree})
+	if s.index != nil {
+		s.emit(Event{Kind: EventNotice, Notice: "tool search: " + s.fit.String()})
+	}
 
 	err := s.loop(ctx)
 	if h := s.handedOff(); h != nil && err == nil {
@@ -336,6 +340,8 @@ func (s *session) loop(ctx context.Context) error {
 			return err
 		}
 		s.turn++
+		_, loadedTok := s.loadedDefs()
+		s.guard.tools = s.toolSet.tokens + loadedTok
 		final := s.finalTurn()
 		s.turnOp = s.tree.child("turn", fmt.Sprintf("turn %d", s.turn), s.now())
 		s.emit(Event{Kind: EventTurnStarted, Op: s.turnOp, Final: final})
@@ -427,6 +433,10 @@ func (s *session) budget() int {
 
 func (s *session) callModel(ctx context.Context, final bool) (*llm.Response, error) {
 	defs, choice := s.defs, llm.ToolChoiceAuto
+	if s.index != nil && !final {
+		found, _ := s.loadedDefs()
+		defs = append(defs[:len(defs):len(defs)], found...)
+	}
 	switch {
 	case final:
 		defs, choice = s.finalDefs, llm.ToolChoiceRequired

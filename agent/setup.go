@@ -27,6 +27,17 @@ type toolSet struct {
 	schema    *tools.Schema     // the output schema of a json session
 	subAgents map[string]string // agent__<name> → name
 	dests     []string          // a router's destinations that are configured
+
+	fit     ToolFit
+	refused error // why the agent's sessions cannot start, with the numbers
+	// With tool search on, defs holds the tools offered on every turn
+	// (built-ins, pinned tools, tools__search) and the others wait in
+	// searchable, found through index; loadBound and loadTokens bound how
+	// many found tools a session keeps offering and what they weigh.
+	index      *tools.Index
+	searchable map[string]*llm.ToolDef
+	loadBound  int
+	loadTokens int
 }
 
 // toolSetKey names a cache entry by agent name, not by pointer: a reloaded
@@ -49,7 +60,7 @@ func (r *Runner) toolSet(a *config.Agent, format string) (*toolSet, error) {
 		gen = r.Tools.Generation()
 	}
 	if ts, ok := r.toolSets.Load(key); ok && ts.(*toolSet).agent == a && ts.(*toolSet).gen == gen {
-		return ts.(*toolSet), nil
+		return ts.(*toolSet), ts.(*toolSet).refused
 	}
 	builtins := builtinDefs(format)
 	ts := &toolSet{agent: a, gen: gen, offered: map[string]bool{FinalReportTool: true}, subAgents: map[string]string{}}
@@ -87,21 +98,29 @@ func (r *Runner) toolSet(a *config.Agent, format string) (*toolSet, error) {
 		ts.defs = append(ts.defs, handoffDef(ts.dests, r.Agents))
 	}
 	instructions := ""
+	var shared []llm.ToolDef
 	if r.Tools != nil {
 		for _, t := range r.Tools.Tools() {
-			if _, builtin := builtins[t.Name]; builtin || ts.offered[t.Name] || !a.AllowsTool(t.Name) {
+			if _, builtin := builtins[t.Name]; builtin || t.Name == SearchTool || ts.offered[t.Name] || !a.AllowsTool(t.Name) {
 				continue
 			}
 			ts.offered[t.Name] = true
-			ts.defs = append(ts.defs, llm.ToolDef{Name: t.Name, Description: t.Description, Schema: t.Schema})
+			shared = append(shared, llm.ToolDef{Name: t.Name, Description: t.Description, Schema: t.Schema})
 		}
 		instructions = r.Tools.Instructions(func(name string) bool { return ts.offered[name] })
 	}
-	ts.tokens = toolDefsTokens(ts.defs)
+	r.fitTools(ts, a, shared)
+	if ts.refused == nil {
+		ts.tokens = toolDefsTokens(ts.defs)
+	} else {
+		ts.tokens = ts.fit.SchemaTokens // never used: counting would only cost time
+	}
+	ts.fit.OfferedTokens = ts.tokens
 	ts.prompt = systemPrompt(a, format, ts.offered, instructions)
 	ts.promptTok = llm.CountTokens(ts.prompt)
 	r.toolSets.Store(key, ts)
-	return ts, nil
+	r.logFit(ts)
+	return ts, ts.refused
 }
 
 func formatOf(in Input) string {

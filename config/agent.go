@@ -162,6 +162,11 @@ func (a *Agent) validate(w *walker, cfg *Config, set func(string) bool) {
 			a.ContextWindow = m.ContextWindow
 			note = fmt.Sprintf(", capped by the window of %s", ref)
 		}
+		// Any of the models may serve a turn, so a request carries no more
+		// tools than the strictest of them accepts.
+		if n := cfg.LLM.Providers[prov].MaxToolsOf(model); n > 0 && (a.MaxTools == 0 || n < a.MaxTools) {
+			a.MaxTools, a.MaxToolsModel = n, ref
+		}
 	}
 	checkWindow(w, firstSet("", set, "context_window", "max_output_tokens", "context_buffer", "models"),
 		a.ContextWindow, a.MaxOutputTokens, a.ContextBuffer, note)

@@ -68,6 +68,26 @@ type Provider struct {
 	Stream *bool `yaml:"stream"`
 	// Headers are sent with every request (gateways, OpenRouter attribution).
 	Headers map[string]Secret `yaml:"headers"`
+	// MaxTools is the most tools one request to this endpoint may carry; 0
+	// means the wire's own limit (DefaultOpenAIMaxTools for openai, none
+	// for anthropic).
+	MaxTools int `yaml:"max_tools"`
+}
+
+// MaxToolsOf is the most tools a request to model may carry: the model's
+// max_tools, else the provider's, else the wire's own limit (128 for
+// openai, none for anthropic); 0 means no limit.
+func (p Provider) MaxToolsOf(model string) int {
+	if m, ok := p.Models[model]; ok && m.MaxTools > 0 {
+		return m.MaxTools
+	}
+	if p.MaxTools > 0 {
+		return p.MaxTools
+	}
+	if p.Type == "openai" {
+		return DefaultOpenAIMaxTools
+	}
+	return 0
 }
 
 // Model is the pricing of one model, in US dollars per million tokens.
@@ -80,6 +100,9 @@ type Model struct {
 	// context_window is capped at load to the smallest window among its
 	// models, since any of them (fallbacks included) may serve a turn.
 	ContextWindow int `yaml:"context_window"`
+	// MaxTools, when set, is the most tools a request to this model may
+	// carry, in place of its provider's.
+	MaxTools int `yaml:"max_tools"`
 }
 
 // AgentDefaults are the values an agent file inherits for keys it omits.
@@ -101,7 +124,39 @@ type AgentDefaults struct {
 	MaxSessionDuration       Duration `yaml:"max_session_duration"` // the whole session: model calls, retry waits, tools
 	RestrictionMessage       string   `yaml:"restriction_message"`
 	RestrictionMaxInjections int      `yaml:"restriction_max_injections"`
+	// ToolSearch is ToolSearchAuto (the default), ToolSearchAlways or
+	// ToolSearchNever: whether the model is offered tools__search and its
+	// pinned tools instead of every tool's schema.
+	ToolSearch string `yaml:"tool_search"`
+	// ToolsPinned are globs over the agent's tools whose schemas are
+	// offered on every turn even when tool search is on.
+	ToolsPinned []string `yaml:"tools_pinned"`
+	// ToolSearchThreshold is the tool count above which tool_search: auto
+	// turns on; ToolSearchShare the share of the context budget the
+	// schemas may take before it does.
+	ToolSearchThreshold int     `yaml:"tool_search_threshold"`
+	ToolSearchShare     float64 `yaml:"tool_search_share"`
+	// ToolSearchLoaded bounds the tools found by tools__search that a
+	// session keeps offering; the least recently used leave first.
+	ToolSearchLoaded int `yaml:"tool_search_loaded"`
 }
+
+// Tool search modes (the tool_search key).
+const (
+	// ToolSearchAuto offers tools__search instead of the tools' schemas
+	// when the agent has more tools than tool_search_threshold, more than
+	// its models accept, or schemas over tool_search_share of its window.
+	ToolSearchAuto = "auto"
+	// ToolSearchAlways offers tools__search whenever the agent has tools
+	// beyond its pinned ones.
+	ToolSearchAlways = "always"
+	// ToolSearchNever offers every schema; an agent whose tools do not fit
+	// its models is refused.
+	ToolSearchNever = "never"
+)
+
+// ToolSearchModes lists the valid values of tool_search.
+var ToolSearchModes = []string{ToolSearchAuto, ToolSearchAlways, ToolSearchNever}
 
 // Built-in defaults.
 const (
@@ -119,6 +174,19 @@ const (
 	DefaultMaxAgentDepth       = 3
 	defaultMaxChunksForFull    = 1
 	defaultOverlapPercent      = 10
+	// DefaultOpenAIMaxTools is the most tools OpenAI's API accepts in one
+	// request; it applies to every openai provider that sets no max_tools.
+	DefaultOpenAIMaxTools = 128
+	// DefaultToolSearchThreshold is how many tools an agent may have before
+	// tool_search: auto offers tools__search instead of their schemas.
+	DefaultToolSearchThreshold = 64
+	// DefaultToolSearchShare is the share of the context window the tool
+	// schemas may take before tool_search: auto turns on (and before an
+	// agent is reported as heavy).
+	DefaultToolSearchShare = 0.25
+	// DefaultToolSearchLoaded is how many tools found by tools__search stay
+	// loaded in a session; the least recently used leave beyond it.
+	DefaultToolSearchLoaded = 16
 	// DefaultRestrictionMessage is the reminder sent under restrict_output;
 	// it names both ways to end: finish and the final report tool.
 	DefaultRestrictionMessage = "Do not produce a final answer directly. Before finishing, call a tool. " +
@@ -146,8 +214,13 @@ type Agent struct {
 	Tools          []string `yaml:"tools"`
 	Output         Output   `yaml:"output"`
 	RestrictOutput bool     `yaml:"restrict_output"`
-	Agents         []string `yaml:"agents"` // sub-agents, by agent name
-	Router         Router   `yaml:"router"`
+	// MaxTools is the most tools one request may carry: the smallest
+	// limit among the agent's models (0 = none). Computed at load.
+	MaxTools int `yaml:"-"`
+	// MaxToolsModel is the model reference MaxTools comes from.
+	MaxToolsModel string   `yaml:"-"`
+	Agents        []string `yaml:"agents"` // sub-agents, by agent name
+	Router        Router   `yaml:"router"`
 	// ToolOutput is the configuration's tool_output with the keys this
 	// file sets replacing its values (dir cannot be set here).
 	ToolOutput ToolOutput `yaml:"tool_output"`

@@ -20,6 +20,10 @@ func BuiltinDefaults() AgentDefaults {
 		ToolTimeout:         Duration(DefaultToolTimeout),
 		MaxSessionDuration:  Duration(DefaultMaxSessionDuration),
 		RestrictionMessage:  DefaultRestrictionMessage,
+		ToolSearch:          ToolSearchAuto,
+		ToolSearchThreshold: DefaultToolSearchThreshold,
+		ToolSearchShare:     DefaultToolSearchShare,
+		ToolSearchLoaded:    DefaultToolSearchLoaded,
 	}
 }
 

@@ -481,6 +481,11 @@ tool_timeout: 10s
 max_session_duration: 2m
 restriction_message: The agent says to use a tool.
 restriction_max_injections: 0
+tool_search: never
+tools_pinned: ["github__*"]
+tool_search_threshold: 10
+tool_search_share: 0.5
+tool_search_loaded: 4
 ---
 Sets every key.
 `,

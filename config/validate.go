@@ -115,6 +115,9 @@ func (c *Config) validate(w *walker) {
 
 func (c *Config) validateProvider(w *walker, name string, p Provider) {
 	key := "llm.providers." + name
+	if p.MaxTools < 0 {
+		w.errorf(key+".max_tools", "cannot be negative (0 means the wire's own limit), got %d", p.MaxTools)
+	}
 	if !providerNameRe.MatchString(name) {
 		w.errorf(key, "provider names may contain only letters, digits, '.', '_' and '-' (agents name models as \"provider/model\")")
 	}
@@ -146,6 +149,9 @@ func (c *Config) validateProvider(w *walker, name string, p Provider) {
 		}
 		if price.ContextWindow < 0 {
 			w.errorf(mk+".context_window", "cannot be negative, got %d", price.ContextWindow)
+		}
+		if price.MaxTools < 0 {
+			w.errorf(mk+".max_tools", "cannot be negative (0 means the provider's limit), got %d", price.MaxTools)
 		}
 	}
 }
@@ -349,6 +355,17 @@ func checkLimits(w *walker, prefix string, d AgentDefaults, set func(string) boo
 	atLeast("context_window", d.ContextWindow, 1, "tokens the model accepts")
 	atLeast("context_buffer", d.ContextBuffer, 0, "tokens kept free as a safety margin")
 	atLeast("restriction_max_injections", d.RestrictionMaxInjections, 0, "reminders per turn; 0 means unlimited")
+	atLeast("tool_search_threshold", d.ToolSearchThreshold, 1, "tools an agent may have before tool_search: auto turns on")
+	atLeast("tool_search_loaded", d.ToolSearchLoaded, 1, "tools found by tools__search that stay loaded")
+	if set("tool_search_share") && (d.ToolSearchShare <= 0 || d.ToolSearchShare > 1) {
+		w.errorf(prefix+"tool_search_share", "must be a share of the context window above 0 and at most 1 (0.25 is a quarter), got %g", d.ToolSearchShare)
+	}
+	if set("tool_search") && !slices.Contains(ToolSearchModes, d.ToolSearch) {
+		w.errorf(prefix+"tool_search", "%q is not a tool search mode; use one of: %s", d.ToolSearch, oneOf(ToolSearchModes))
+	}
+	if set("tools_pinned") {
+		checkGlobs(w, prefix+"tools_pinned", d.ToolsPinned)
+	}
 	if set("temperature") && d.Temperature != nil && (*d.Temperature < 0 || *d.Temperature > 2) {
 		w.errorf(prefix+"temperature", "must be between 0 and 2, got %g", *d.Temperature)
 	}

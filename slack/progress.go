@@ -370,6 +370,9 @@ func (p *progress) observe(e agent.Event) {
 		if e.Tool.Name == agent.ToolOutputTool {
 			p.extract = true
 		}
+		if e.Tool.Status != "" {
+			p.now = e.Tool.Status
+		}
 	case agent.EventToolFinished:
 		delete(p.tools, e.Session+"/"+e.Tool.ID)
 		if e.Tool.Name == agent.ToolOutputTool {

@@ -71,8 +71,19 @@ func wire(ctx context.Context, path string, verbose bool, stderr io.Writer) (*wi
 	}
 	closeAll := func() error { return errors.Join(closeTools(), store.Close()) }
 	warmup(ctx, orch, log)
-	return &wiring{cfg: cfg, log: log, closeTools: closeAll, mcp: reg,
-		runner: &agent.Runner{Providers: providers, Tools: orch, Log: log, Agents: cfg.Agents, MaxDepth: cfg.MaxAgentDepth, ToolOutput: store}}, nil
+	runner := &agent.Runner{Providers: providers, Tools: orch, Log: log, Agents: cfg.Agents, MaxDepth: cfg.MaxAgentDepth, ToolOutput: store}
+	// Each agent's tools are measured against its models now, so that one
+	// with more than they take, or refused, is logged at start rather than
+	// at its first question.
+	names := make([]string, 0, len(cfg.Agents))
+	for n := range cfg.Agents {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		_, _ = runner.ToolFit(cfg.Agents[n]) // the runner logs what matters
+	}
+	return &wiring{cfg: cfg, log: log, closeTools: closeAll, mcp: reg, runner: runner}, nil
 }
 
 // Close stops the tools: MCP servers and every process they started.
@@ -263,6 +274,9 @@ func progress(w io.Writer) agent.Observer {
 			if e.Tool.Name == agent.ToolOutputTool {
 				fmt.Fprintf(w, "  · %sreading a large result…\n", who)
 			}
+			if e.Tool.Status != "" {
+				fmt.Fprintf(w, "  · %s%s…\n", who, e.Tool.Status)
+			}
 		case agent.EventToolFinished:
 			note := ""
 			if e.Tool.Oversize {
@@ -315,10 +329,11 @@ func shortDuration(d time.Duration) string {
 	return d.Round(100 * time.Millisecond).String()
 }
 
-func runAgents(args []string, stdout, stderr io.Writer) error {
+func runAgents(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("agents", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "slackbot.yaml", "configuration file")
+	noTools := fs.Bool("no-tools", false, "do not start the tools to measure each agent's against its models")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -337,6 +352,19 @@ func runAgents(args []string, stdout, stderr io.Writer) error {
 	for _, n := range names {
 		a := cfg.Agents[n]
 		fmt.Fprintf(stdout, "%-20s %-16s %s\n    models: %s\n", n, a.Output.Format, a.Description, strings.Join(a.Models, ", "))
+	}
+	if *noTools {
+		fmt.Fprintf(stdout, "%d agents, all valid\n", len(names))
+		return nil
+	}
+	log := newLogger(cfg.Log, false, lockedWriter(stderr))
+	fits, err := agentFits(ctx, cfg, names, warmupLimit, log)
+	if err != nil {
+		return err
+	}
+	if refused := printFits(stdout, fits); refused > 0 {
+		fmt.Fprintf(stdout, "%d agents, %d refused: their tools do not fit their models\n", len(names), refused)
+		return exitCode(1)
 	}
 	fmt.Fprintf(stdout, "%d agents, all valid\n", len(names))
 	return nil

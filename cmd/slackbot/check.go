@@ -81,7 +81,23 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	wg.Wait()
 	_ = log.Sync()
 	rows = append(append(append(append(rows, slackRows...), checkChannelRules(cfg.Slack)...), llmRows...), mcpRows...)
+	rows = append(rows, checkAgents(ctx, cfg, *timeout, log)...)
 	return printChecks(stdout, stderr, configSecrets(cfg), rows)
+}
+
+// checkAgents measures every agent's tools against its models, with the
+// tools started again for it.
+func checkAgents(ctx context.Context, cfg *config.Config, timeout time.Duration, log *zap.Logger) []checkRow {
+	names := make([]string, 0, len(cfg.Agents))
+	for n := range cfg.Agents {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fits, err := agentFits(ctx, cfg, names, timeout, log)
+	if err != nil {
+		return []checkRow{{"agents", checkFail, "starting the tools: " + err.Error()}}
+	}
+	return fitRows(fits)
 }
 
 // printChecks writes the table, with every secret the configuration holds

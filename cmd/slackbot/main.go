@@ -28,14 +28,15 @@ Usage:
                                   run one session and print its final report
   slackbot chat [--config FILE] [--agent NAME]
                                   talk to an agent in the terminal, one session per question
-  slackbot agents [--config FILE] list and validate the agent files
+  slackbot agents [--config FILE] [--no-tools]
+                                  list and validate the agent files; measure their tools against their models
   slackbot tools [--config FILE] [--agent NAME]
                                   start the tool providers and list the tools they offer
   slackbot render [--input markdown|report] [--builder-url] < FILE
                                   print Block Kit messages for Markdown or a final report
   slackbot manifest [--config FILE] [--name NAME] [--format yaml|json]
                                   print the Slack app manifest to paste into api.slack.com
-  slackbot check [--config FILE]  check the Slack tokens, each model provider and each MCP server
+  slackbot check [--config FILE]  check the Slack tokens, each model provider, each MCP server and each agent's tools
   slackbot version                print the version
 
 The configuration defaults to ./slackbot.yaml (see slackbot.example.yaml).
@@ -83,7 +84,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "dev":
 		return runDev(ctx, args[1:], stdout, stderr)
 	case "agents":
-		return runAgents(args[1:], stdout, stderr)
+		return runAgents(ctx, args[1:], stdout, stderr)
 	case "render":
 		return runRender(args[1:], stdin, stdout, stderr)
 	case "manifest":

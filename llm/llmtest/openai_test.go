@@ -3,6 +3,7 @@ package llmtest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -307,5 +308,24 @@ func TestDelayedAnswerEndsWhenTheClientLeaves(t *testing.T) {
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+func TestOpenAIRefusesMoreThan128ToolsLikeTheService(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{llmtest.OpenAIMaxTools, llmtest.OpenAIMaxTools + 1} {
+		s := llmtest.NewServer(t, llmtest.Reply{Text: "fine"})
+		p := openaiParams()
+		for i := range n {
+			p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{Name: fmt.Sprintf("tool_%d", i)}))
+		}
+		_, err := openaiClient(s).Chat.Completions.New(context.Background(), p)
+		var apiErr *openai.Error
+		switch {
+		case n <= llmtest.OpenAIMaxTools && err != nil:
+			t.Errorf("%d tools: %v", n, err)
+		case n > llmtest.OpenAIMaxTools && (!errors.As(err, &apiErr) || apiErr.StatusCode != 400 || !strings.Contains(apiErr.Message, "maximum length 128")):
+			t.Errorf("%d tools: err = %v, want the service's 400", n, err)
+		}
 	}
 }

@@ -13,6 +13,10 @@ import (
 // rather than in production. They cover the mistakes adapters make, not the
 // whole API.
 
+// OpenAIMaxTools is the most tools OpenAI's Chat Completions API accepts
+// in one request; a longer list is refused as invalid.
+const OpenAIMaxTools = 128
+
 var toolNameOK = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
 func validateOpenAI(req *oaRequest) string {
@@ -24,6 +28,10 @@ func validateOpenAI(req *oaRequest) string {
 	}
 	if req.StreamOptions != nil && !req.Stream {
 		return "The 'stream_options' parameter is only allowed when 'stream' is enabled."
+	}
+	if len(req.Tools) > OpenAIMaxTools {
+		return fmt.Sprintf("Invalid 'tools': array too long. Expected an array with maximum length %d, but got an array with length %d instead.",
+			OpenAIMaxTools, len(req.Tools))
 	}
 	for i, t := range req.Tools {
 		if msg := checkToolName(fmt.Sprintf("'tools[%d].function.name'", i), t.Function.Name); msg != "" {
