@@ -111,8 +111,8 @@ type admission struct {
 	claim    state.Claim // the thread's lease and the session's slot, once asked for
 	leased   bool        // the lease is renewed: taken, or given up on for the store's failure
 	withSlot bool        // the claim's slot is the session's (taken with the lease)
-	slot     bool // the session's slot, taken on its own
-	lost     bool // the lease was last found held by another replica
+	slot     bool        // the session's slot, taken on its own
+	lost     bool        // the lease was last found held by another replica
 	// What this process holds.
 	thread string // the key of the thread's lock in b.threads, "" if none
 	local  bool   // one of b.slots
