@@ -105,9 +105,10 @@ func scale(src image.Image, side int) image.Image {
 		return src
 	}
 	dst := image.NewRGBA(image.Rect(0, 0, w, h))
-	// Catmull-Rom averages every source pixel under each destination
-	// pixel, so fine text in a screenshot stays legible.
-	draw.CatmullRom.Scale(dst, dst.Bounds(), src, b, draw.Src, nil)
+	// The bilinear kernel widens with the scale, so every source pixel
+	// under a destination pixel is averaged and fine text in a screenshot
+	// stays legible; Catmull-Rom is sharper but took twice the time.
+	draw.BiLinear.Scale(dst, dst.Bounds(), src, b, draw.Src, nil)
 	return dst
 }
 

@@ -93,9 +93,14 @@ func textType(name, declared string, data []byte) string {
 }
 
 // otherType keeps a declared type that is a plain media type, for the
-// name-type-size line; anything else is application/octet-stream.
+// name-type-size line, unless it claims a kind the bytes are not (a picture,
+// a text, a PDF); anything else is application/octet-stream.
 func otherType(declared string) string {
 	declared = strings.ToLower(strings.TrimSpace(strings.Split(declared, ";")[0]))
+	if strings.HasPrefix(declared, "image/") || strings.HasPrefix(declared, "text/") || declared == "application/pdf" ||
+		declared == "application/json" || declared == "application/yaml" || declared == "application/xml" {
+		return "application/octet-stream"
+	}
 	if t, sub, ok := strings.Cut(declared, "/"); ok && t != "" && sub != "" && !strings.ContainsAny(declared, " \t\"<>") && len(declared) <= 100 {
 		return declared
 	}

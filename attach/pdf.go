@@ -30,17 +30,14 @@ func PDFText(data []byte) (text string, err error) {
 	if err != nil {
 		return "", fmt.Errorf("the PDF cannot be read: %w", err)
 	}
-	pages := r.NumPage()
-	if pages <= 0 {
+	pages, more := pageList(r.Trailer().Key("Root").Key("Pages"))
+	if len(pages) == 0 {
 		return "", ErrNoText
 	}
 	var b strings.Builder
 	found := false
-	for i := 1; i <= min(pages, MaxPDFPages); i++ {
-		p := r.Page(i)
-		if p.V.IsNull() {
-			continue
-		}
+	for n, p := range pages {
+		i := n + 1
 		// Fonts are named per page (two pages' F1 may differ), so each
 		// page reads its own.
 		t, err := p.GetPlainText(nil)
@@ -55,8 +52,60 @@ func PDFText(data []byte) (text string, err error) {
 	if !found {
 		return "", ErrNoText
 	}
-	if pages > MaxPDFPages {
-		fmt.Fprintf(&b, "--- the last %d pages were not read ---\n", pages-MaxPDFPages)
+	if more {
+		fmt.Fprintf(&b, "--- the pages after page %d were not read ---\n", MaxPDFPages)
 	}
 	return b.String(), nil
+}
+
+// maxPageTreeDepth bounds how deep the page tree is walked. Real documents
+// nest a few levels; a tree whose Kids point back up (a hostile file) would
+// otherwise be walked forever, as the library's own Page does.
+const maxPageTreeDepth = 32
+
+// parentsEnd reports whether a page's chain of Parent nodes, which the
+// library follows to find inherited resources, ends within the depth bound.
+func parentsEnd(n pdf.Value) bool {
+	for range maxPageTreeDepth + 1 {
+		n = n.Key("Parent")
+		if n.IsNull() {
+			return true
+		}
+	}
+	return false
+}
+
+// pageList walks the page tree from root in reading order and returns at
+// most MaxPDFPages pages, and whether there were more. It visits at most
+// 4×MaxPDFPages nodes, so a tree that loops ends.
+func pageList(root pdf.Value) (pages []pdf.Page, more bool) {
+	visits := 0
+	var walk func(n pdf.Value, depth int)
+	walk = func(n pdf.Value, depth int) {
+		if n.IsNull() || depth > maxPageTreeDepth || more {
+			return
+		}
+		visits++
+		if visits > 4*MaxPDFPages {
+			more = true
+			return
+		}
+		if n.Key("Type").Name() == "Page" || n.Key("Kids").IsNull() {
+			if !parentsEnd(n) {
+				return // the library would follow its Parent forever
+			}
+			if len(pages) == MaxPDFPages {
+				more = true
+				return
+			}
+			pages = append(pages, pdf.Page{V: n})
+			return
+		}
+		kids := n.Key("Kids")
+		for i := range kids.Len() {
+			walk(kids.Index(i), depth+1)
+		}
+	}
+	walk(root, 0)
+	return pages, more
 }
