@@ -50,7 +50,7 @@ const maxRedirects = 5
 var (
 	ErrHostNotAllowed = errors.New("the file is not on Slack's file host")
 	ErrTooLarge       = errors.New("the file is over the size limit")
-	ErrSignIn         = errors.New("Slack answered with its sign-in page instead of the file: the bot token lacks the files:read scope, or the file is not shared where the bot is")
+	ErrSignIn         = errors.New("the download got Slack's sign-in page instead of the file: the bot token lacks the files:read scope, or the file is not shared where the bot is")
 )
 
 // Fetch downloads the file at rawURL (a url_private_download).

@@ -8,6 +8,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -61,6 +62,21 @@ func pngOf(t testing.TB, w, h int) []byte {
 	img.SetGray(0, 0, color.Gray{Y: 255})
 	var b bytes.Buffer
 	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// noisePNG encodes a w×h picture of random grey pixels.
+func noisePNG(t testing.TB, w, h int) []byte {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(1, 2))
+	img := image.NewGray(image.Rect(0, 0, w, h))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(rng.Uint32())
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
