@@ -32,11 +32,14 @@ func Sniff(name, declared string, data []byte) (Kind, string) {
 		return KindImage, "image/gif"
 	case len(data) >= 12 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WEBP":
 		return KindImage, "image/webp"
-	case bytes.Contains(data[:min(len(data), 1024)], []byte("%PDF-")):
-		// The format lets the header start anywhere in the first 1024 bytes.
+	case bytes.HasPrefix(data, []byte("%PDF-")):
 		return KindPDF, "application/pdf"
 	case isText(data):
 		return KindText, textType(name, declared, data)
+	case bytes.Contains(data[:min(len(data), 1024)], []byte("%PDF-")):
+		// The format lets the header start anywhere in the first 1024
+		// bytes, after junk; a text that merely mentions it is a text.
+		return KindPDF, "application/pdf"
 	}
 	return KindOther, otherType(declared)
 }

@@ -23,6 +23,8 @@ func TestTheKindOfAFileIsReadFromItsBytesNotItsName(t *testing.T) {
 		{"a program named .png is not an image", "photo.png", "image/png", []byte("\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00"), attach.KindOther, "application/octet-stream"},
 		{"a declared type of another kind is kept", "book.epub", "application/epub+zip", []byte("PK\x03\x04\x00\x00"), attach.KindOther, "application/epub+zip"},
 		{"a PDF by its header", "spec", "application/octet-stream", buildPDF("x"), attach.KindPDF, "application/pdf"},
+		{"a PDF after junk bytes", "spec", "", append([]byte("\x00\x01junk\n"), buildPDF("x")...), attach.KindPDF, "application/pdf"},
+		{"a log that mentions %PDF- is text", "app.log", "", []byte("INFO upload header=%PDF-1.7 ok\n"), attach.KindText, "text/plain"},
 		{"a log is text", "app.log", "", []byte("2026-11-23 INFO started\n\x1b[31mERROR\x1b[0m failed\n"), attach.KindText, "text/plain"},
 		{"JSON is recognised by content", "data", "application/octet-stream", []byte(`{"a": [1, 2]}`), attach.KindText, "application/json"},
 		{"YAML by its name", "deploy.yaml", "", []byte("replicas: 3\n"), attach.KindText, "application/yaml"},
