@@ -1,7 +1,11 @@
 package agent
 
 import (
+	"bytes"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"regexp"
 	"strings"
 	"sync"
@@ -109,5 +113,67 @@ func TestAFiveMegabyteLogBecomesAHandleAndReadGrepFindsTheLineInItsMiddle(t *tes
 	}
 	if logs.FilterMessage("attachment").Len() != 1 {
 		t.Errorf("want one log line for the attachment, got %d", logs.FilterMessage("attachment").Len())
+	}
+}
+
+func TestASessionsAttachedPictureReachesAVisionModelAndATextOnlyOneGetsTheNote(t *testing.T) {
+	t.Parallel()
+	png := tinyPNG(t)
+	for _, tt := range []struct {
+		name, model string
+		images      int
+		note        bool
+	}{
+		{"a Claude model sees it", "claude-sonnet-4-5", 1, false},
+		{"an unknown model gets the note", testModel, 0, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, overAnthropic(), script(finalReport("success", "A red dot.")), withAgent(func(a *config.Agent) {
+				a.Models = []string{"fake/" + tt.model}
+			}))
+			h.files = []attach.File{{ID: "F1", Name: "dot.png", Type: "image/png", Size: int64(len(png)), Data: png}}
+			wantReport(t, h.run("What is this?"), StatusSuccess, SourceToolCall)
+			r := h.requests()[0]
+			user := r.Messages[len(r.Messages)-1]
+			if len(user.Images) != tt.images {
+				t.Fatalf("%d images on the wire, want %d", len(user.Images), tt.images)
+			}
+			if got := strings.Contains(user.Content, "cannot see: dot.png"); got != tt.note {
+				t.Fatalf("note present %v, want %v: %q", got, tt.note, user.Content)
+			}
+			if !strings.HasPrefix(user.Content, "What is this?\n\n[Attached file dot.png: image/png") {
+				t.Fatalf("the turn should be the question, then the file's line: %q", user.Content)
+			}
+		})
+	}
+}
+
+// tinyPNG is a 2×2 PNG.
+func tinyPNG(t *testing.T) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 2, 2))
+	img.Set(0, 0, color.RGBA{R: 255, A: 255})
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestAFallbackToATextOnlyModelGetsTheNoteInsteadOfThePicture(t *testing.T) {
+	t.Parallel()
+	png := tinyPNG(t)
+	h := newHarness(t, overAnthropic(), script(llmtest.Reply{ErrorType: "overloaded_error"}, finalReport("success", "Cannot see it.")),
+		withAgent(func(a *config.Agent) { a.Models = []string{"fake/claude-sonnet-4-5", "fake/" + testModel} }))
+	h.files = []attach.File{{Name: "dot.png", Data: png}}
+	wantReport(t, h.run("What is this?"), StatusSuccess, SourceToolCall)
+	reqs := h.srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want the failed one and the fallback", len(reqs))
+	}
+	first, second := reqs[0].Messages[len(reqs[0].Messages)-1], reqs[1].Messages[len(reqs[1].Messages)-1]
+	if len(first.Images) != 1 || len(second.Images) != 0 || !strings.Contains(second.Content, "cannot see: dot.png") {
+		t.Fatalf("first attempt %d images, fallback %d images and %q; want the picture, then the note", len(first.Images), len(second.Images), second.Content)
 	}
 }
