@@ -248,6 +248,9 @@ func (s *Slack) applyDefaults(present map[string]bool) {
 	if !present["slack.files.max_count"] {
 		s.Files.MaxCount = DefaultFileMaxCount
 	}
+	for i, h := range s.Files.Hosts {
+		s.Files.Hosts[i] = strings.ToLower(strings.TrimSpace(h))
+	}
 	if len(s.Files.Hosts) == 0 {
 		s.Files.Hosts = []string{DefaultFileHost}
 		if u, err := url.Parse(s.APIURL); err == nil && u.Hostname() != "" && u.Hostname() != "slack.com" {

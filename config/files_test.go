@@ -24,7 +24,7 @@ func TestAnAPIURLElsewhereAddsItsHostToTheFileHosts(t *testing.T) {
 	if !slices.Equal(cfg.Slack.Files.Hosts, []string{"files.slack.com", "127.0.0.1"}) {
 		t.Fatalf("files.hosts = %v, want files.slack.com and the api_url's host", cfg.Slack.Files.Hosts)
 	}
-	cfg = mustLoad(t, map[string]string{"slackbot.yaml": baseConfig + "slack:\n  files:\n    hosts: [files.example.com]\n    max_bytes: 1000\n    max_count: 2\n  max_answer_messages: 5\n"})
+	cfg = mustLoad(t, map[string]string{"slackbot.yaml": baseConfig + "slack:\n  files:\n    hosts: [Files.Example.com]\n    max_bytes: 1000\n    max_count: 2\n  max_answer_messages: 5\n"})
 	if s := cfg.Slack; !slices.Equal(s.Files.Hosts, []string{"files.example.com"}) || s.Files.MaxBytes != 1000 || s.Files.MaxCount != 2 || s.MaxAnswerMessages != 5 {
 		t.Fatalf("set values not kept: %+v, max_answer_messages %d", s.Files, s.MaxAnswerMessages)
 	}
