@@ -37,14 +37,23 @@ func messageText(m *llm.Message, f func(string)) {
 }
 
 func messageEstimate(m *llm.Message) int {
-	n := perMessageOverhead
+	n := perMessageOverhead + imageTokens(m)
 	messageText(m, func(s string) { n += llm.EstimateTokens(s) + perMessageOverhead/2 })
 	return n
 }
 
 func messageTokens(m *llm.Message) int {
-	n := perMessageOverhead
+	n := perMessageOverhead + imageTokens(m)
 	messageText(m, func(s string) { n += llm.CountTokens(s) + perMessageOverhead/2 })
+	return n
+}
+
+// imageTokens is what m's pictures cost, by their size.
+func imageTokens(m *llm.Message) int {
+	n := 0
+	for i := range m.Images {
+		n += llm.ImageTokens(m.Images[i])
+	}
 	return n
 }
 

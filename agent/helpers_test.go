@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/slackbot/slackbot/attach"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/anthropic"
@@ -86,6 +87,7 @@ type harness struct {
 	events *eventLog
 	format string   // Input.Format
 	watch  Observer // also receives the session's events, after events
+	files  []attach.File
 }
 
 type option func(*harnessConfig)
@@ -210,7 +212,7 @@ func (h *harness) runCtx(ctx context.Context, prompt string) *Result {
 	h.t.Helper()
 	done := make(chan *Result, 1)
 	go func() {
-		done <- h.runner.Run(ctx, Input{Agent: h.agent, Prompt: prompt, Format: h.format, Observer: Tee(h.events.observe, h.watch)})
+		done <- h.runner.Run(ctx, Input{Agent: h.agent, Prompt: prompt, Files: h.files, Format: h.format, Observer: Tee(h.events.observe, h.watch)})
 	}()
 	var res *Result
 	select {

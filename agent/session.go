@@ -16,6 +16,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/slackbot/slackbot/attach"
 	"github.com/slackbot/slackbot/blockkit"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm"
@@ -67,6 +68,11 @@ type Input struct {
 	// oldest first; Prompt is the new user message.
 	History []llm.Message
 	Prompt  string
+	// Files are the files attached to Prompt, downloaded: they join the
+	// prompt's turn as pictures, texts (a text too long for the context
+	// goes in the session's tool_output store, behind a handle) or a line
+	// naming each (see attach.Prepare).
+	Files []attach.File
 	// Observer receives the session's events (optional).
 	Observer Observer
 	// SessionID names the session in events and logs ("" makes one up).
@@ -303,8 +309,8 @@ func (s *session) run(ctx context.Context) (*Result, *handoff) {
 	for _, m := range s.in.History {
 		s.appendMsg(m)
 	}
-	if strings.TrimSpace(s.in.Prompt) != "" {
-		s.appendMsg(llm.Message{Role: llm.RoleUser, Content: s.in.Prompt})
+	if strings.TrimSpace(s.in.Prompt) != "" || len(s.in.Files) > 0 {
+		s.appendMsg(s.promptMessage())
 	}
 	s.emit(Event{Kind: EventSessionStarted, Op: s.tree})
 	if s.index != nil {

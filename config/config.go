@@ -103,6 +103,9 @@ type Model struct {
 	// MaxTools, when set, is the most tools a request to this model may
 	// carry, in place of its provider's.
 	MaxTools int `yaml:"max_tools"`
+	// Vision says whether the model reads images. Unset, it follows the
+	// model's family (see Provider.Vision).
+	Vision *bool `yaml:"vision"`
 }
 
 // AgentDefaults are the values an agent file inherits for keys it omits.
@@ -437,6 +440,26 @@ type Slack struct {
 	// slot or their thread (default 100); a question over it is refused
 	// politely.
 	MaxQueuedSessions int `yaml:"max_queued_sessions"`
+	// Files bounds the files people attach to a question.
+	Files SlackFiles `yaml:"files"`
+	// MaxAnswerMessages is the most Slack messages an answer is posted
+	// as (default 3); a longer answer goes as a short message and the
+	// whole as a file in the thread.
+	MaxAnswerMessages int `yaml:"max_answer_messages"`
+}
+
+// SlackFiles bounds the files attached to a question and says where they
+// may be downloaded from.
+type SlackFiles struct {
+	// MaxBytes is the largest file read (default 20 MB); a larger one is
+	// skipped and the person told so.
+	MaxBytes int64 `yaml:"max_bytes"`
+	// MaxCount is how many files of one message are read (default 10).
+	MaxCount int `yaml:"max_count"`
+	// Hosts are the only hosts the bot token is sent to when a file is
+	// downloaded (default files.slack.com; with api_url set elsewhere, its
+	// host is added, so the emulator serves files too).
+	Hosts []string `yaml:"hosts"`
 }
 
 // FeedbackOn reports whether answers end with feedback buttons (the
@@ -537,6 +560,12 @@ const (
 	DefaultMaxQueuedSessions     = 100
 	DefaultShutdownGrace         = 30 * time.Second
 	DefaultRejectionMessage      = "Sorry, I can't help with that here."
+	DefaultFileMaxBytes          = 20 << 20
+	DefaultFileMaxCount          = 10
+	DefaultMaxAnswerMessages     = 3
+	// DefaultFileHost is Slack's file host, where url_private_download
+	// points.
+	DefaultFileHost = "files.slack.com"
 )
 
 // slackRequestKinds are the values of a routing rule's on.

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -244,5 +245,23 @@ func (s *Slack) applyDefaults(present map[string]bool) {
 	}
 	if s.RejectionMessage == "" {
 		s.RejectionMessage = DefaultRejectionMessage
+	}
+	if !present["slack.files.max_bytes"] {
+		s.Files.MaxBytes = DefaultFileMaxBytes
+	}
+	if !present["slack.files.max_count"] {
+		s.Files.MaxCount = DefaultFileMaxCount
+	}
+	for i, h := range s.Files.Hosts {
+		s.Files.Hosts[i] = strings.ToLower(strings.TrimSpace(h))
+	}
+	if len(s.Files.Hosts) == 0 {
+		s.Files.Hosts = []string{DefaultFileHost}
+		if u, err := url.Parse(s.APIURL); err == nil && u.Hostname() != "" && u.Hostname() != "slack.com" {
+			s.Files.Hosts = append(s.Files.Hosts, strings.ToLower(u.Hostname()))
+		}
+	}
+	if !present["slack.max_answer_messages"] {
+		s.MaxAnswerMessages = DefaultMaxAnswerMessages
 	}
 }

@@ -437,6 +437,20 @@ func (c *Config) validateSlack(w *walker) {
 			w.errorf(key+".per", "%q is not a scope; use workspace or channel", l.Per)
 		}
 	}
+	if s.Files.MaxBytes < 1 {
+		w.errorf("slack.files.max_bytes", "must be at least 1 (the largest attached file read, in bytes; default %d, 20 MB), got %d", DefaultFileMaxBytes, s.Files.MaxBytes)
+	}
+	if s.Files.MaxCount < 1 {
+		w.errorf("slack.files.max_count", "must be at least 1 (how many files of one message are read; default %d), got %d", DefaultFileMaxCount, s.Files.MaxCount)
+	}
+	for i, h := range s.Files.Hosts {
+		if h == "" || strings.ContainsAny(h, "/:@ *") {
+			w.errorf(fmt.Sprintf("slack.files.hosts[%d]", i), "%q is not a host name: write it like files.slack.com, without scheme, port or path", h)
+		}
+	}
+	if s.MaxAnswerMessages < 1 {
+		w.errorf("slack.max_answer_messages", "must be at least 1 (the most messages an answer is posted as before it goes as a file; default %d), got %d", DefaultMaxAnswerMessages, s.MaxAnswerMessages)
+	}
 	checkChannelGlobs(w, "slack.allow.channels", s.Allow.Channels)
 	checkTrustedHosts(w, s.TrustedHosts)
 	checkChannelGlobs(w, "slack.routing.deny", s.Routing.Deny)

@@ -36,6 +36,9 @@ type Message struct {
 	// IsError marks a tool message that reports a failure (Anthropic's
 	// is_error); other formats ignore it.
 	IsError bool `json:"is_error,omitempty"`
+	// Images travel with a user message, after its Content. A model that
+	// does not read images gets NoVisionNote for each instead.
+	Images []Image `json:"images,omitempty"`
 }
 
 // ToolCall is one call the model asked for. Arguments holds the raw text the

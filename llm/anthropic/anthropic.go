@@ -56,6 +56,7 @@ type Provider struct {
 	name     string
 	key      string // for scrubbing error messages, never for logging
 	models   map[string]config.Model
+	vision   func(model string) bool
 	timeout  time.Duration // per call, 0 = none
 	client   sdk.Client
 	sampling bool // send temperature/top_p (legacy API version pinned)
@@ -91,7 +92,7 @@ func New(name string, cfg config.Provider) (*Provider, error) {
 	if key := cfg.APIKey.Reveal(); key != "" {
 		opts = append(opts, option.WithAPIKey(key))
 	}
-	p := &Provider{name: name, key: cfg.APIKey.Reveal(), models: cfg.Models, timeout: cfg.Timeout.D(), streams: cfg.Streams()}
+	p := &Provider{name: name, key: cfg.APIKey.Reveal(), models: cfg.Models, vision: cfg.Vision, timeout: cfg.Timeout.D(), streams: cfg.Streams()}
 	for _, k := range slices.Sorted(maps.Keys(cfg.Headers)) {
 		opts = append(opts, option.WithHeader(k, cfg.Headers[k].Reveal()))
 		if strings.EqualFold(k, "anthropic-version") && strings.TrimSpace(cfg.Headers[k].Reveal()) == legacyVersion {
@@ -108,7 +109,7 @@ func (p *Provider) Name() string { return p.name }
 // Complete makes one call to the Messages API.
 func (p *Provider) Complete(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	start := time.Now()
-	params, err := params(req)
+	params, err := params(req, p.vision(req.Model))
 	if err != nil {
 		return nil, &llm.Error{Kind: llm.ErrBadRequest, Provider: p.name, Model: req.Model, Message: p.redact(err.Error()), Err: err}
 	}

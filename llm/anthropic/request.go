@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -25,8 +26,10 @@ const malformedArgumentsKey = "malformed_arguments"
 // emptySchema is sent for a tool without a schema: the API requires one.
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
-// params maps a provider-neutral request onto the Messages API.
-func params(req *llm.Request) (sdk.MessageNewParams, error) {
+// params maps a provider-neutral request onto the Messages API. vision says
+// whether the model reads images: when it does not, each image of a user
+// message becomes llm.NoVisionNote.
+func params(req *llm.Request, vision bool) (sdk.MessageNewParams, error) {
 	p := sdk.MessageNewParams{
 		Model:     sdk.Model(req.Model),
 		MaxTokens: int64(req.MaxOutputTokens),
@@ -57,9 +60,7 @@ func params(req *llm.Request) (sdk.MessageNewParams, error) {
 				turns = appendTurn(turns, llm.RoleUser, sdk.NewTextBlock(m.Content))
 			}
 		case llm.RoleUser:
-			if m.Content != "" {
-				turns = appendTurn(turns, llm.RoleUser, sdk.NewTextBlock(m.Content))
-			}
+			turns = appendTurn(turns, llm.RoleUser, userBlocks(m, vision)...)
 		case llm.RoleAssistant:
 			var blocks []sdk.ContentBlockParamUnion
 			if m.Content != "" {
@@ -133,6 +134,24 @@ func appendTurn(turns []turn, role llm.Role, blocks ...sdk.ContentBlockParamUnio
 		return turns
 	}
 	return append(turns, turn{role: role, blocks: blocks})
+}
+
+// userBlocks is a user message's text, then each image as an image block
+// with a base64 source, or, for a model without vision, the note that
+// replaces it.
+func userBlocks(m llm.Message, vision bool) []sdk.ContentBlockParamUnion {
+	var blocks []sdk.ContentBlockParamUnion
+	if m.Content != "" {
+		blocks = append(blocks, sdk.NewTextBlock(m.Content))
+	}
+	for _, img := range m.Images {
+		if !vision {
+			blocks = append(blocks, sdk.NewTextBlock(llm.NoVisionNote(img)))
+			continue
+		}
+		blocks = append(blocks, sdk.NewImageBlockBase64(img.MediaType, base64.StdEncoding.EncodeToString(img.Data)))
+	}
+	return blocks
 }
 
 func toolResult(m llm.Message) sdk.ContentBlockParamUnion {

@@ -2,6 +2,7 @@ package llmtest
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -138,27 +139,61 @@ type oaTool struct {
 // textOf flattens a content field: a string, null, or an array of parts
 // whose text parts are concatenated.
 func textOf(raw json.RawMessage) (string, error) {
+	text, _, err := partsOf(raw)
+	return text, err
+}
+
+// oaPart is one part of an OpenAI content array.
+type oaPart struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ImageURL *struct {
+		URL    string `json:"url"`
+		Detail string `json:"detail"`
+	} `json:"image_url"`
+}
+
+// partsOf reads a content field: its text parts concatenated, and its
+// image_url parts holding data: URIs as images (MediaType and Data; an
+// image that is not a data: URI keeps its URL as Name).
+func partsOf(raw json.RawMessage) (string, []llm.Image, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
+		return "", nil, nil
 	}
 	if raw[0] == '"' {
 		var s string
 		err := json.Unmarshal(raw, &s)
-		return s, err
+		return s, nil, err
 	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
+	var parts []oaPart
 	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	var b strings.Builder
+	var images []llm.Image
 	for _, p := range parts {
 		b.WriteString(p.Text)
+		if p.Type == "image_url" && p.ImageURL != nil {
+			images = append(images, imageOfURL(p.ImageURL.URL))
+		}
 	}
-	return b.String(), nil
+	return b.String(), images, nil
+}
+
+// imageOfURL decodes a data: URI; any other URL is kept as the Name.
+func imageOfURL(u string) llm.Image {
+	rest, ok := strings.CutPrefix(u, "data:")
+	if !ok {
+		return llm.Image{Name: u}
+	}
+	meta, data, _ := strings.Cut(rest, ",")
+	mediaType, isBase64 := strings.CutSuffix(meta, ";base64")
+	img := llm.Image{MediaType: mediaType}
+	if isBase64 {
+		img.Data, _ = base64.StdEncoding.DecodeString(data)
+	}
+	return img
 }
 
 func decodeOpenAI(rec *Recorded, req *oaRequest) error {
@@ -196,7 +231,7 @@ func decodeOpenAI(rec *Recorded, req *oaRequest) error {
 	var system []string
 	names := map[string]string{}
 	for _, m := range req.Messages {
-		text, err := textOf(m.Content)
+		text, images, err := partsOf(m.Content)
 		if err != nil {
 			return err
 		}
@@ -213,7 +248,7 @@ func decodeOpenAI(rec *Recorded, req *oaRequest) error {
 		case "tool":
 			rec.Messages = append(rec.Messages, llm.Message{Role: llm.RoleTool, Content: text, ToolCallID: m.ToolCallID, ToolName: names[m.ToolCallID]})
 		default:
-			rec.Messages = append(rec.Messages, llm.Message{Role: llm.Role(m.Role), Content: text})
+			rec.Messages = append(rec.Messages, llm.Message{Role: llm.Role(m.Role), Content: text, Images: images})
 		}
 	}
 	rec.System = strings.Join(system, "\n\n")
@@ -239,6 +274,7 @@ type anMessage struct {
 
 type anBlock struct {
 	Type      string          `json:"type"`
+	Source    *anSource       `json:"source"`
 	Text      *string         `json:"text"`
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
@@ -246,6 +282,14 @@ type anBlock struct {
 	ToolUseID string          `json:"tool_use_id"`
 	Content   json.RawMessage `json:"content"`
 	IsError   bool            `json:"is_error"`
+}
+
+// anSource is an image block's source.
+type anSource struct {
+	Type      string `json:"type"` // base64 | url | file
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
+	URL       string `json:"url"`
 }
 
 type anTool struct {
@@ -314,11 +358,18 @@ func decodeAnthropic(rec *Recorded, req *anRequest) error {
 		}
 		var text strings.Builder
 		var calls []llm.ToolCall
+		var images []llm.Image
 		for _, b := range blocks {
 			switch b.Type {
 			case "text":
 				if b.Text != nil {
 					text.WriteString(*b.Text)
+				}
+			case "image":
+				if b.Source != nil {
+					img := llm.Image{MediaType: b.Source.MediaType, Name: b.Source.URL}
+					img.Data, _ = base64.StdEncoding.DecodeString(b.Source.Data)
+					images = append(images, img)
 				}
 			case "tool_use":
 				calls = append(calls, llm.ToolCall{ID: b.ID, Name: b.Name, Arguments: string(b.Input)})
@@ -332,8 +383,8 @@ func decodeAnthropic(rec *Recorded, req *anRequest) error {
 					ToolCallID: b.ToolUseID, ToolName: names[b.ToolUseID], IsError: b.IsError})
 			}
 		}
-		if text.Len() > 0 || len(calls) > 0 || m.Role == "assistant" || !hasToolResult(blocks) {
-			rec.Messages = append(rec.Messages, llm.Message{Role: llm.Role(m.Role), Content: text.String(), ToolCalls: calls})
+		if text.Len() > 0 || len(calls) > 0 || len(images) > 0 || m.Role == "assistant" || !hasToolResult(blocks) {
+			rec.Messages = append(rec.Messages, llm.Message{Role: llm.Role(m.Role), Content: text.String(), ToolCalls: calls, Images: images})
 		}
 	}
 	return nil

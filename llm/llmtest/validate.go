@@ -41,6 +41,9 @@ func validateOpenAI(req *oaRequest) string {
 	if len(req.ToolChoice) > 0 && string(req.ToolChoice) != "null" && len(req.Tools) == 0 {
 		return "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified."
 	}
+	if msg := checkOpenAIImages(req); msg != "" {
+		return msg
+	}
 	// Every tool message answers a call of the closest assistant message
 	// before it, and every call is answered before the next other message.
 	var open map[string]bool
@@ -123,6 +126,10 @@ func validateAnthropic(req *anRequest) string {
 			case "text":
 				if b.Text == nil || *b.Text == "" {
 					return fmt.Sprintf("messages.%d.content.%d.text: text content blocks must be non-empty", i, j)
+				}
+			case "image":
+				if msg := checkAnthropicBlock(i, j, m.Role, b); msg != "" {
+					return msg
 				}
 			case "tool_use":
 				if m.Role != "assistant" {

@@ -27,7 +27,7 @@ func TestOpenAIItselfGetsMaxCompletionTokens(t *testing.T) {
 		if p.completionTokens != tt.want {
 			t.Errorf("%q: completionTokens = %v, want %v", tt.base, p.completionTokens, tt.want)
 		}
-		got, err := params(&llm.Request{Model: "m", MaxOutputTokens: 9}, p.completionTokens)
+		got, err := params(&llm.Request{Model: "m", MaxOutputTokens: 9}, p.completionTokens, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,6 +33,7 @@ type Provider struct {
 	name    string
 	key     string // only to scrub it from error messages
 	models  map[string]config.Model
+	vision  func(model string) bool
 	timeout time.Duration
 	// completionTokens sends max_completion_tokens instead of max_tokens.
 	completionTokens bool
@@ -47,7 +48,7 @@ var _ llm.Provider = (*Provider)(nil)
 // New returns the provider called name, configured by cfg: cfg.BaseURL
 // (default defaultBaseURL), cfg.APIKey (no Authorization header when empty,
 // for local servers), cfg.Headers sent with every request, cfg.Timeout for
-// each call, and cfg.Models for pricing.
+// each call, and cfg.Models for pricing and which models read images.
 //
 // The client reads nothing from the environment: an OPENAI_API_KEY meant
 // for another tool must not reach a local server, nor OPENAI_BASE_URL
@@ -82,6 +83,7 @@ func New(name string, cfg config.Provider) (*Provider, error) {
 		name:             name,
 		key:              cfg.APIKey.Reveal(),
 		models:           cfg.Models,
+		vision:           cfg.Vision,
 		timeout:          cfg.Timeout.D(),
 		noStream:         !cfg.Streams(),
 		completionTokens: host == "api.openai.com" || strings.HasSuffix(host, ".openai.azure.com"),
@@ -102,7 +104,7 @@ func (p *Provider) Complete(ctx context.Context, req *llm.Request) (*llm.Respons
 		plain.Stream = false
 		req = &plain
 	}
-	params, err := params(req, p.completionTokens)
+	params, err := params(req, p.completionTokens, p.vision(req.Model))
 	if err != nil {
 		return nil, &llm.Error{Kind: llm.ErrBadRequest, Provider: p.name, Model: req.Model, Message: p.redact(err.Error())}
 	}

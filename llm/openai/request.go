@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 
@@ -15,17 +16,20 @@ var emptySchema = map[string]any{"type": "object", "properties": map[string]any{
 
 // params maps a neutral request onto Chat Completions parameters.
 //
+// vision says whether the model reads images: when it does not, each image
+// of a user message becomes llm.NoVisionNote.
+//
 // completionTokens selects max_completion_tokens over max_tokens: OpenAI's
 // reasoning models refuse max_tokens, while many OpenAI-compatible servers
 // (older Ollama, LM Studio, llama.cpp, several gateways) only know
 // max_tokens, which OpenAI itself still accepts for the other models.
-func params(req *llm.Request, completionTokens bool) (sdk.ChatCompletionNewParams, error) {
+func params(req *llm.Request, completionTokens, vision bool) (sdk.ChatCompletionNewParams, error) {
 	p := sdk.ChatCompletionNewParams{Model: req.Model}
 	if req.Model == "" {
 		return p, fmt.Errorf("the request names no model")
 	}
 	for i, m := range req.Messages {
-		msg, err := message(m)
+		msg, err := message(m, vision)
 		if err != nil {
 			return p, fmt.Errorf("message %d: %w", i, err)
 		}
@@ -75,12 +79,15 @@ func params(req *llm.Request, completionTokens bool) (sdk.ChatCompletionNewParam
 	return p, nil
 }
 
-func message(m llm.Message) (sdk.ChatCompletionMessageParamUnion, error) {
+func message(m llm.Message, vision bool) (sdk.ChatCompletionMessageParamUnion, error) {
 	switch m.Role {
 	case llm.RoleSystem:
 		return sdk.SystemMessage(m.Content), nil
 	case llm.RoleUser:
-		return sdk.UserMessage(m.Content), nil
+		if len(m.Images) == 0 {
+			return sdk.UserMessage(m.Content), nil
+		}
+		return sdk.UserMessage(userParts(m, vision)), nil
 	case llm.RoleTool:
 		if m.ToolCallID == "" {
 			return sdk.ChatCompletionMessageParamUnion{}, fmt.Errorf("tool message without tool_call_id")
@@ -104,6 +111,25 @@ func message(m llm.Message) (sdk.ChatCompletionMessageParamUnion, error) {
 		return sdk.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
 	}
 	return sdk.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q", m.Role)
+}
+
+// userParts is a user message with images as content parts: its text, then
+// each image as an image_url part holding a data: URI, or, for a model
+// without vision, the note that replaces it.
+func userParts(m llm.Message, vision bool) []sdk.ChatCompletionContentPartUnionParam {
+	var parts []sdk.ChatCompletionContentPartUnionParam
+	if m.Content != "" {
+		parts = append(parts, sdk.TextContentPart(m.Content))
+	}
+	for _, img := range m.Images {
+		if !vision {
+			parts = append(parts, sdk.TextContentPart(llm.NoVisionNote(img)))
+			continue
+		}
+		uri := "data:" + img.MediaType + ";base64," + base64.StdEncoding.EncodeToString(img.Data)
+		parts = append(parts, sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{URL: uri}))
+	}
+	return parts
 }
 
 // sentArguments is the arguments text replayed in the history. OpenAI
