@@ -15,7 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/slackbot/slackbot/playground"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 )
 
 // headers are what a request carries; "Host" is its Host, and "Query" is
@@ -284,7 +284,7 @@ func TestEachPlaygroundHasItsOwnToken(t *testing.T) {
 
 func TestThePageOpensByTheAddressItListensOnBeyondLoopback(t *testing.T) {
 	t.Parallel()
-	srv, err := slacktest.New(slacktest.Options{})
+	srv, err := emulator.New(emulator.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 	bkhtml "github.com/slackbot/slackbot/blockkit/html"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/playground"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 )
 
 func TestThePageShowsTheWorkspaceAndTheComposer(t *testing.T) {
@@ -82,7 +82,7 @@ func TestAClickOnAFeedbackButtonIsRecordedAndThanked(t *testing.T) {
 	w := newWorld(t)
 	w.model.Push(slackReport([]any{map[string]any{"blocks": []any{section("an answer to rate")}}}))
 	ts := w.srv.Mention(playground.General, playground.User, "rate this")
-	var answer slacktest.Message
+	var answer emulator.Message
 	w.waitFor("the answer with its feedback buttons", func() bool {
 		for _, m := range w.srv.Thread(playground.General, ts) {
 			if m.BotID != "" && strings.Contains(string(m.Blocks), `"feedback_buttons"`) {
@@ -136,7 +136,7 @@ func TestSendRefusesUnknownChannelsAndEmptyText(t *testing.T) {
 
 func TestTheSetupNoticeSaysWhatToSet(t *testing.T) {
 	t.Parallel()
-	srv, err := slacktest.New(slacktest.Options{})
+	srv, err := emulator.New(emulator.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

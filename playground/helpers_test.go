@@ -15,7 +15,7 @@ import (
 	"github.com/slackbot/slackbot/playground"
 	"github.com/slackbot/slackbot/slack"
 	"github.com/slackbot/slackbot/slack/bottest"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 	"github.com/slackbot/slackbot/state"
 )
 
@@ -24,7 +24,7 @@ import (
 // behind it, and the page on a loopback listener.
 type world struct {
 	t     *testing.T
-	srv   *slacktest.Server
+	srv   *emulator.Server
 	model *llmtest.Server
 	page  *httptest.Server
 	store state.Store // the bot's
@@ -33,7 +33,7 @@ type world struct {
 // newWorld starts everything and waits until the bot is connected.
 func newWorld(t *testing.T, opts ...func(*config.Config)) *world {
 	t.Helper()
-	srv, err := slacktest.New(slacktest.Options{AckTimeout: 2 * time.Second, PingInterval: time.Second, DisconnectGrace: 200 * time.Millisecond})
+	srv, err := emulator.New(emulator.Options{AckTimeout: 2 * time.Second, PingInterval: time.Second, DisconnectGrace: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,9 +104,9 @@ func slow(*llmtest.Recorded) llmtest.Reply { return llmtest.Reply{Text: "slow", 
 
 // progressOf waits for the progress message, with its Stop button, in the
 // thread of #general that starts at ts.
-func (w *world) progressOf(ts string) slacktest.Message {
+func (w *world) progressOf(ts string) emulator.Message {
 	w.t.Helper()
-	var progress slacktest.Message
+	var progress emulator.Message
 	w.waitFor("the progress message", func() bool {
 		for _, m := range w.srv.Thread(playground.General, ts) {
 			if m.BotID != "" && strings.Contains(string(m.Blocks), "slackbot_stop") {

@@ -14,7 +14,7 @@ import (
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 	"github.com/slackbot/slackbot/state"
 )
 
@@ -77,14 +77,14 @@ func TestTheProgressMessageOfASessionThatDiedIsSettledWhenTheNextSessionInItsThr
 	api.cut.Store(true)
 	w.shutdown()
 	w.waitFor("the dead replica's socket to close", func() bool { return w.srv.Connections() == 0 })
-	working := func() (slacktest.Message, bool) {
+	working := func() (emulator.Message, bool) {
 		for _, m := range w.srv.Thread(channel, ts) {
 			if m.TS == progress.TS {
 				return m, strings.Contains(string(m.Blocks), "slackbot_stop")
 			}
 		}
 		t.Fatalf("the progress message %s is gone", progress.TS)
-		return slacktest.Message{}, false
+		return emulator.Message{}, false
 	}
 	if _, ok := working(); !ok {
 		t.Fatal("the progress message was settled by a replica that could not reach Slack: the test proves nothing")

@@ -10,7 +10,7 @@ import (
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 )
 
 func TestAMentionIsAnsweredInItsThreadAndTheProgressGivesWayToTheAnswer(t *testing.T) {
@@ -75,7 +75,7 @@ func TestTheSlashCommandIsAckedAtOnceAndAnsweredInTheChannel(t *testing.T) {
 		return false
 	})
 	w.answered(channel, root, "Forty-two")
-	var ack *slacktest.Ack
+	var ack *emulator.Ack
 	for _, a := range w.srv.Acks() {
 		if a.EnvelopeID == env {
 			ack = &a
@@ -277,7 +277,7 @@ func TestRequestsFromOutsideTheAllowListOrInDeniedChannelsAreRefusedPolitely(t *
 }
 
 // stopValue is the value of the Stop button of a progress message.
-func stopValue(t *testing.T, m slacktest.Message) string {
+func stopValue(t *testing.T, m emulator.Message) string {
 	t.Helper()
 	s := string(m.Blocks)
 	i := strings.Index(s, `"slackbot_stop"`)

@@ -14,7 +14,7 @@ import (
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/state/redistest"
 )
@@ -45,7 +45,7 @@ func scaled[L any](limits map[string]L, scale func(L) L) map[string]L {
 // budgetWorld is a world whose emulator enforces Slack's tiers and whose
 // bot keeps to its own defaults, both at timeScale.
 func budgetWorld(t *testing.T, store state.Store) *world {
-	emulator := scaled(slacktest.SlackLimits(), func(l slacktest.Limit) slacktest.Limit { l.PerMinute *= timeScale; return l })
+	emulator := scaled(emulator.SlackLimits(), func(l emulator.Limit) emulator.Limit { l.PerMinute *= timeScale; return l })
 	return newWorldAt(t, emulator, store, nil, func(c *config.Config, _ *agent.Runner) {
 		c.Slack.RateLimits = scaled(config.DefaultSlackRateLimits, func(l config.RateLimit) config.RateLimit { l.PerMinute *= timeScale; return l })
 		c.Slack.ProgressInterval = config.Duration(200 * time.Millisecond)

@@ -49,16 +49,16 @@ func (w *world) deadProgress(store state.Store, session, ts string) string {
 }
 
 // message is the channel's message at ts, as it reads now.
-func (w *world) message(ts string) slacktestMessage {
+func (w *world) message(ts string) emulatorMessage {
 	for _, m := range w.srv.Messages(channel) {
 		if m.TS == ts {
-			return slacktestMessage{text: messageText(m), deleted: m.Deleted}
+			return emulatorMessage{text: messageText(m), deleted: m.Deleted}
 		}
 	}
-	return slacktestMessage{}
+	return emulatorMessage{}
 }
 
-type slacktestMessage struct {
+type emulatorMessage struct {
 	text    string
 	deleted bool
 }

@@ -13,14 +13,14 @@ import (
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 )
 
 const feedbackAction = "slackbot_feedback"
 
 // feedbackButtons finds the feedback buttons in a message: the values of
 // its positive and negative buttons, and whether there are any.
-func feedbackButtons(t *testing.T, m slacktest.Message) (positive, negative string, ok bool) {
+func feedbackButtons(t *testing.T, m emulator.Message) (positive, negative string, ok bool) {
 	t.Helper()
 	var blocks []struct {
 		Type     string `json:"type"`
@@ -179,7 +179,7 @@ func TestASplitAnswerCarriesFeedbackButtonsOnItsLastPartOnly(t *testing.T) {
 	b.WriteString("THE END")
 	w.model.Push(textReport(b.String()))
 	ts := w.srv.Mention(channel, asker, "write a lot")
-	var bot []slacktest.Message
+	var bot []emulator.Message
 	w.waitFor("the answer's last part", func() bool {
 		bot = botMessages(w.srv.Thread(channel, ts))
 		return len(bot) > 0 && strings.Contains(string(bot[len(bot)-1].Blocks), feedbackAction)

@@ -18,7 +18,7 @@ import (
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack"
 	"github.com/slackbot/slackbot/slack/bottest"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 	"github.com/slackbot/slackbot/state"
 )
 
@@ -26,7 +26,7 @@ import (
 // the scripted model server behind it.
 type world struct {
 	t        *testing.T
-	srv      *slacktest.Server
+	srv      *emulator.Server
 	model    *llmtest.Server
 	cfg      *config.Config
 	stop     context.CancelFunc
@@ -107,9 +107,9 @@ func newWorldOn(t *testing.T, store state.Store, opts ...worldOption) *world {
 // newWorldAt is newWorld with the emulator enforcing limits (nil: none),
 // the bot keeping its state in store, and bot, when set, changing the
 // bot's options before it is built.
-func newWorldAt(t *testing.T, limits map[string]slacktest.Limit, store state.Store, bot func(*slack.Options), opts ...worldOption) *world {
+func newWorldAt(t *testing.T, limits map[string]emulator.Limit, store state.Store, bot func(*slack.Options), opts ...worldOption) *world {
 	t.Helper()
-	srv, err := slacktest.New(slacktest.Options{AckTimeout: 2 * time.Second, PingInterval: time.Second, DisconnectGrace: 200 * time.Millisecond,
+	srv, err := emulator.New(emulator.Options{AckTimeout: 2 * time.Second, PingInterval: time.Second, DisconnectGrace: 200 * time.Millisecond,
 		RateLimits: limits})
 	if err != nil {
 		t.Fatal(err)
@@ -174,9 +174,9 @@ func (w *world) waitFor(what string, cond func() bool) {
 
 // answered waits until the thread holds a bot message whose text contains
 // want, and returns the thread.
-func (w *world) answered(ch, ts, want string) []slacktest.Message {
+func (w *world) answered(ch, ts, want string) []emulator.Message {
 	w.t.Helper()
-	var thread []slacktest.Message
+	var thread []emulator.Message
 	w.waitFor("an answer containing "+want, func() bool {
 		thread = w.srv.Thread(ch, ts)
 		for _, m := range thread {
@@ -190,13 +190,13 @@ func (w *world) answered(ch, ts, want string) []slacktest.Message {
 }
 
 // messageText is a message's text and the text of its blocks.
-func messageText(m slacktest.Message) string {
+func messageText(m emulator.Message) string {
 	return m.Text + " " + string(m.Blocks)
 }
 
 // botMessages are the bot's messages in a thread.
-func botMessages(thread []slacktest.Message) []slacktest.Message {
-	var out []slacktest.Message
+func botMessages(thread []emulator.Message) []emulator.Message {
+	var out []emulator.Message
 	for _, m := range thread {
 		if m.BotID != "" {
 			out = append(out, m)
@@ -237,9 +237,9 @@ func (g *gate) open() { g.once.Do(func() { close(g.ch) }) }
 
 // progressMessage waits for the bot's message with a Stop button in the
 // thread ts of channel and returns it.
-func (w *world) progressMessage(ts string) slacktest.Message {
+func (w *world) progressMessage(ts string) emulator.Message {
 	w.t.Helper()
-	var progress slacktest.Message
+	var progress emulator.Message
 	w.waitFor("the progress message", func() bool {
 		for _, m := range botMessages(w.srv.Thread(channel, ts)) {
 			if strings.Contains(string(m.Blocks), "slackbot_stop") {

@@ -19,7 +19,7 @@ import (
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack"
 	"github.com/slackbot/slackbot/slack/bottest"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/state/redistest"
 )
@@ -196,7 +196,7 @@ func TestAStopWhileTheStoreHangsIsNotLoggedAsAStoreFailure(t *testing.T) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
-	var progress slacktest.Message
+	var progress emulator.Message
 	wait("the progress message", func() bool {
 		for _, m := range botMessages(w.srv.Thread(channel, ts)) {
 			if strings.Contains(string(m.Blocks), "slackbot_stop") {
@@ -258,8 +258,8 @@ func TestASlashCommandsDedupDoesNotHoldUpTheEnvelopesAfterIt(t *testing.T) {
 	}
 	w.srv.Slash(channel, asker, "/ask", "a question")
 	ts := w.srv.Mention(channel, asker, "another question")
-	var mention slacktest.Envelope
-	var acked slacktest.Ack
+	var mention emulator.Envelope
+	var acked emulator.Ack
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	err = w.srv.WaitFor(ctx, func() bool {
@@ -315,9 +315,9 @@ func runOnRedis(t *testing.T, cfg *config.Config, model *llmtest.Server, log *za
 
 // outageWorld starts the emulator with #general and a model answering
 // "Answer to <question>", and returns them with the bot's configuration.
-func outageWorld(t *testing.T) (*slacktest.Server, *llmtest.Server, *config.Config) {
+func outageWorld(t *testing.T) (*emulator.Server, *llmtest.Server, *config.Config) {
 	t.Helper()
-	srv, err := slacktest.New(slacktest.Options{})
+	srv, err := emulator.New(emulator.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

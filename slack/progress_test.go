@@ -8,7 +8,7 @@ import (
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 )
 
 // reacted reports whether the bot's "eyes" reaction is on the message at ts.
@@ -35,7 +35,7 @@ func live(w *world, ts string) bool {
 // queuedBehind starts a session held by the model and a second one queued
 // behind it (one session at a time), and returns the gate that releases
 // the first, the second's thread and its "Queued" progress message.
-func queuedBehind(t *testing.T, w *world) (*gate, string, slacktest.Message) {
+func queuedBehind(t *testing.T, w *world) (*gate, string, emulator.Message) {
 	t.Helper()
 	g := newGate()
 	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
@@ -46,7 +46,7 @@ func queuedBehind(t *testing.T, w *world) (*gate, string, slacktest.Message) {
 	w.srv.Mention(channel, asker, "first")
 	w.model.Wait(1)
 	ts := w.srv.Mention(channel, asker, "second")
-	var queued slacktest.Message
+	var queued emulator.Message
 	w.waitFor("the second question to show it is queued", func() bool {
 		for _, m := range botMessages(w.srv.Thread(channel, ts)) {
 			if strings.Contains(messageText(m), "Queued") {

@@ -15,7 +15,7 @@ import (
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/state/redistest"
 )
@@ -184,7 +184,7 @@ func TestTheSlotTakenWithTheLeaseIsRenewedWhileTheProgressMessageIsPosted(t *tes
 	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
 	w.srv.RateLimit("chat.postMessage", 1, 2*ttl)
 	ts := w.srv.Mention(channel, asker, "question")
-	posts := func() []slacktest.Call { return w.srv.Calls("chat.postMessage") }
+	posts := func() []emulator.Call { return w.srv.Calls("chat.postMessage") }
 	w.waitFor("the progress message to be refused with a 429", func() bool { return len(posts()) > 0 })
 	if posts()[0].Status != http.StatusTooManyRequests {
 		t.Fatalf("the first post was answered %d", posts()[0].Status)
@@ -236,7 +236,7 @@ func TestAQueuedSessionIsStoppedByAClickDeliveredToTheOtherReplica(t *testing.T)
 	first := w.srv.Mention(channel, asker, "question 0")
 	w.model.Wait(1)
 	firstConn := w.mentionConn(first)
-	var queued slacktest.Message
+	var queued emulator.Message
 	var ts, question string
 	for i := 1; queued.TS == ""; i++ {
 		if i > 40 {

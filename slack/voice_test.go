@@ -9,7 +9,7 @@ import (
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 )
 
 // The attacker's answer: what a prompt-injected model writes to speak in
@@ -93,7 +93,7 @@ func TestAPromptInjectedAnswerPingsOnlyTheAskerAndNeitherBroadcastsNorDisguisesN
 	// The model's Stop button is not the bot's: no click on it stops anything.
 	answer := botMessages(w.srv.Thread(channel, ts))
 	last := answer[len(answer)-1]
-	if _, err := w.srv.Click(channel, last.TS, asker, "slackbot_stop", ""); !errors.Is(err, slacktest.ErrNoSuchAction) {
+	if _, err := w.srv.Click(channel, last.TS, asker, "slackbot_stop", ""); !errors.Is(err, emulator.ErrNoSuchAction) {
 		t.Errorf("the answer holds a button with the Stop action id (click: %v)", err)
 	}
 	// The bot's own feedback buttons still carry theirs, and work.

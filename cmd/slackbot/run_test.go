@@ -16,7 +16,7 @@ import (
 
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/telemetry/telemetrytest"
 )
@@ -32,7 +32,7 @@ func TestRunAnswersInSlackAndStopsCleanlyOnSIGTERM(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	srv, err := slacktest.New(slacktest.Options{})
+	srv, err := emulator.New(emulator.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestRunAnswersInSlackAndStopsCleanlyOnSIGTERM(t *testing.T) {
 	}
 }
 
-func threadHas(srv *slacktest.Server, ch, ts, want string) bool {
+func threadHas(srv *emulator.Server, ch, ts, want string) bool {
 	for _, m := range srv.Thread(ch, ts) {
 		if m.BotID != "" && strings.Contains(m.Text+string(m.Blocks), want) {
 			return true
@@ -160,7 +160,7 @@ func TestRunServesMetricsAndHealthAndSendsItsSpansOnExit(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	srv, err := slacktest.New(slacktest.Options{})
+	srv, err := emulator.New(emulator.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/llm/openai"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 )
 
 // AgentName is the agent Config answers with.
@@ -35,7 +35,7 @@ func Agent() *config.Agent {
 
 // Config is a configuration holding a, whose Slack section points at srv,
 // with quick progress and a short shutdown grace for tests.
-func Config(srv *slacktest.Server, a *config.Agent) *config.Config {
+func Config(srv *emulator.Server, a *config.Agent) *config.Config {
 	return &config.Config{
 		Agents: map[string]*config.Agent{a.Name: a},
 		Slack: config.Slack{

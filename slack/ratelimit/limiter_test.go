@@ -19,7 +19,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/slackbot/slackbot/config"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/state/redistest"
 )
@@ -479,9 +479,9 @@ func (h *hungListener) accepted() int {
 
 // emulatorClient is slack-go on an emulator with channel C1, its HTTP
 // client's transport the limiter l builds on next.
-func emulatorClient(t *testing.T, build func(next http.RoundTripper) *Transport) (*slacktest.Server, *slackapi.Client) {
+func emulatorClient(t *testing.T, build func(next http.RoundTripper) *Transport) (*emulator.Server, *slackapi.Client) {
 	t.Helper()
-	srv, err := slacktest.New(slacktest.Options{})
+	srv, err := emulator.New(emulator.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
