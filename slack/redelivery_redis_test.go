@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slackbot/slackbot/internal/wait"
 	"github.com/slackbot/slackbot/state/redistest"
 )
 
@@ -42,7 +43,7 @@ func TestAnEventRedeliveredInAnotherEnvelopeIsAnsweredOnceOnRedis(t *testing.T) 
 	}
 	// Each redelivery is recognised as a duplicate, on whichever replica
 	// it reached.
-	eventually(t, "the redelivered events to be recognised as duplicates", func() bool {
+	wait.Eventually(t, "the redelivered events to be recognised as duplicates", func() bool {
 		return w.logs.FilterMessage("duplicate event ignored").Len() >= len(redelivered)
 	})
 	// A later question is answered with the second scripted reply: the

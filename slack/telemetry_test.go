@@ -13,6 +13,7 @@ import (
 
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/wait"
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack"
@@ -68,21 +69,6 @@ func serveTelemetry(t *testing.T, m *telemetry.Metrics, checks ...telemetry.Chec
 		_ = srv.Close(ctx)
 	})
 	return "http://" + srv.Addr()
-}
-
-// eventually checks cond every 20 ms until it holds, failing after 20 s:
-// for state the emulator does not signal (a gauge, the socket's state).
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
 }
 
 const researcherPrompt = "You look things up for another agent."
@@ -143,7 +129,7 @@ func TestASessionWithAToolAndASubAgentIsMeasuredAndTraced(t *testing.T) {
 	ts := w.srv.Mention(room, asker, question)
 	w.answered(room, ts, "The answer is *42*.")
 	var f telemetrytest.Families
-	eventually(t, "the session to be counted and out of flight", func() bool {
+	wait.Eventually(t, "the session to be counted and out of flight", func() bool {
 		f = telemetrytest.Scrape(t, url+"/metrics")
 		done, _ := f.Value("slackbot_sessions_total", "agent", bottest.AgentName, "status", "success")
 		flying, _ := f.Value("slackbot_sessions_in_flight")
@@ -328,7 +314,7 @@ func TestReadyzFollowsTheSocketTheStoreAndTheMCPServers(t *testing.T) {
 		t.Helper()
 		var code int
 		var b telemetrytest.Readiness
-		eventually(t, what, func() bool {
+		wait.Eventually(t, what, func() bool {
 			code, b = telemetrytest.Ready(t, url)
 			return (code == http.StatusOK) == ready && b.Checks[check] == state
 		})
@@ -379,14 +365,14 @@ func TestQueuedAndInFlightSessionsAreGaugedWhileTheyWait(t *testing.T) {
 		queued, _ = f.Value("slackbot_sessions_queued")
 		return flying, queued
 	}
-	eventually(t, "one session in flight and one queued", func() bool {
+	wait.Eventually(t, "one session in flight and one queued", func() bool {
 		flying, queued := gauges()
 		return flying == 1 && queued == 1
 	})
 	g.open()
 	w.answered(channel, ts1, "Answer to first")
 	w.answered(channel, ts2, "Answer to second")
-	eventually(t, "nothing in flight or queued", func() bool {
+	wait.Eventually(t, "nothing in flight or queued", func() bool {
 		flying, queued := gauges()
 		return flying == 0 && queued == 0
 	})

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/wait"
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack/emulator"
 	"github.com/slackbot/slackbot/state"
@@ -191,16 +192,16 @@ func TestRunServesMetricsAndHealthAndSendsItsSpansOnExit(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	eventually(t, "/readyz to answer 200", func() bool { return status("/readyz") == http.StatusOK }, stderr)
+	wait.Eventually(t, "/readyz to answer 200", func() bool { return status("/readyz") == http.StatusOK }, wait.Log(stderr.String))
 	if got := status("/healthz"); got != http.StatusOK {
 		t.Fatalf("/healthz = %d", got)
 	}
 	ts := srv.Mention("C0GEN", "U0ADA", "measure me")
-	eventually(t, "the answer", func() bool { return threadHas(srv, "C0GEN", ts, "Measured.") }, stderr)
-	eventually(t, "the session on /metrics", func() bool {
+	wait.Eventually(t, "the answer", func() bool { return threadHas(srv, "C0GEN", ts, "Measured.") }, wait.Log(stderr.String))
+	wait.Eventually(t, "the session on /metrics", func() bool {
 		n, _ := telemetrytest.Scrape(t, base+"/metrics").Value("slackbot_sessions_total", "agent", "helper", "status", "success")
 		return n == 1
-	}, stderr)
+	}, wait.Log(stderr.String))
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -235,21 +236,6 @@ func freeAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
-}
-
-// eventually checks cond every 20 ms until it holds, failing after 30 s
-// with the process's log.
-func eventually(t *testing.T, what string, cond func() bool, log fmt.Stringer) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s:\n%s", what, log)
-		}
-		<-tick.C
-	}
 }
 
 // syncBuffer is a buffer a process writes while the test reads it.

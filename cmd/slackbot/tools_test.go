@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slackbot/slackbot/internal/wait"
 	"github.com/slackbot/slackbot/llm/llmtest"
 )
 
@@ -144,14 +145,9 @@ func TestSIGTERMLeavesNoMCPProcessBehind(t *testing.T) {
 		_ = cmd.Process.Kill()
 		t.Fatalf("slackbot did not stop on SIGTERM:\n%s", stderr.String())
 	}
-	deadline := time.Now().Add(10 * time.Second)
 	for _, pid := range []int{server, grandchild} {
-		for !gone(pid) {
-			if time.Now().After(deadline) {
-				t.Fatalf("process %d outlived slackbot\n%s", pid, stderr.String())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		wait.Eventually(t, fmt.Sprintf("process %d to end with slackbot", pid), func() bool { return gone(pid) },
+			wait.Within(10*time.Second), wait.Log(stderr.String))
 	}
 }
 
