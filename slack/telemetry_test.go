@@ -56,21 +56,6 @@ func everything(t *testing.T, queue string) (*mcp.Registry, *tools.Orchestrator)
 	return reg, orch
 }
 
-// serveTelemetry serves m and checks on loopback and returns the base URL.
-func serveTelemetry(t *testing.T, m *telemetry.Metrics, checks ...telemetry.Check) string {
-	t.Helper()
-	srv, err := telemetry.Listen("127.0.0.1:0", telemetry.Handler(m, nil, checks...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Close(ctx)
-	})
-	return "http://" + srv.Addr()
-}
-
 const researcherPrompt = "You look things up for another agent."
 
 // withResearcher gives the assistant a sub-agent, researcher.
@@ -116,7 +101,7 @@ func TestASessionWithAToolAndASubAgentIsMeasuredAndTraced(t *testing.T) {
 	t.Cleanup(func() { _ = tracer.Shutdown(context.Background()) })
 	w := newWorldWith(t, func(o *slack.Options) { o.Metrics, o.Tracer = metrics, tracer },
 		func(_ *config.Config, r *agent.Runner) { r.Tools = orch }, withResearcher)
-	url := serveTelemetry(t, metrics, w.bots[0].ReadyCheck(), telemetry.StoreCheck(w.store))
+	url := telemetrytest.Serve(t, metrics, w.bots[0].ReadyCheck(), telemetry.StoreCheck(w.store))
 	w.model.Respond(toolThenReport)
 	w.srv.RateLimit("reactions.add", 1, 0)
 	// A channel that appears once the bot has read the channel list: its
@@ -305,11 +290,11 @@ func TestReadyzFollowsTheSocketTheStoreAndTheMCPServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, b := telemetrytest.Ready(t, serveTelemetry(t, nil, idle.ReadyCheck())); code != http.StatusServiceUnavailable || b.Checks["slack"] != "socket not connected" {
+	if code, b := telemetrytest.Ready(t, telemetrytest.Serve(t, nil, idle.ReadyCheck())); code != http.StatusServiceUnavailable || b.Checks["slack"] != "socket not connected" {
 		t.Fatalf("before connecting: /readyz = %d %+v", code, b)
 	}
 
-	url := serveTelemetry(t, metrics, w.bots[0].ReadyCheck(), telemetry.StoreCheck(w.store), telemetry.MCPCheck(reg.Down))
+	url := telemetrytest.Serve(t, metrics, w.bots[0].ReadyCheck(), telemetry.StoreCheck(w.store), telemetry.MCPCheck(reg.Down))
 	wantReady := func(what string, ready bool, check, state string) {
 		t.Helper()
 		var code int
@@ -347,7 +332,7 @@ func TestQueuedAndInFlightSessionsAreGaugedWhileTheyWait(t *testing.T) {
 	metrics := telemetry.NewMetrics()
 	w := newWorldWith(t, func(o *slack.Options) { o.Metrics = metrics },
 		func(c *config.Config, _ *agent.Runner) { c.Slack.MaxConcurrentSessions = 1 })
-	url := serveTelemetry(t, metrics)
+	url := telemetrytest.Serve(t, metrics)
 	g := newGate()
 	defer g.open()
 	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
@@ -396,7 +381,7 @@ func TestAFeedbackClickIsCountedInTheMetrics(t *testing.T) {
 	t.Parallel()
 	metrics := telemetry.NewMetrics()
 	w := newWorldWith(t, func(o *slack.Options) { o.Metrics = metrics })
-	url := serveTelemetry(t, metrics)
+	url := telemetrytest.Serve(t, metrics)
 	w.model.Push(slackReport([]any{map[string]any{"blocks": []any{section("Paris is the *capital*.")}}}))
 	ts := w.srv.Mention(channel, asker, "what is the capital of France?")
 	bot := botMessages(w.answered(channel, ts, "capital"))
