@@ -98,7 +98,7 @@ func TestAStoreDownPastItsPatienceAnswersFirstDeliveriesAndDropsRedeliveries(t *
 	if n := len(model.Requests()); n != 1 {
 		t.Errorf("%d model calls for one question", n)
 	}
-	if n := len(botMessages(srv.Thread(channel, ts))); n != 1 {
+	if n := len(bottest.BotMessages(srv.Thread(channel, ts))); n != 1 {
 		t.Errorf("%d bot messages in the thread, want the one answer", n)
 	}
 	// Every event the bot gets meets the dead store (its own posts come
@@ -135,8 +135,8 @@ func TestOnceAStoreOutageOutlastedItsPatienceLaterQuestionsDoNotWaitForIt(t *tes
 	}
 	answered := func(ts, want string) func() bool {
 		return func() bool {
-			for _, m := range botMessages(srv.Thread(channel, ts)) {
-				if strings.Contains(messageText(m), want) {
+			for _, m := range bottest.BotMessages(srv.Thread(channel, ts)) {
+				if strings.Contains(bottest.MessageText(m), want) {
 					return true
 				}
 			}
@@ -174,8 +174,8 @@ func TestOnceAStoreOutageOutlastedItsPatienceLaterQuestionsDoNotWaitForIt(t *tes
 func TestAStopWhileTheStoreHangsIsNotLoggedAsAStoreFailure(t *testing.T) {
 	t.Parallel()
 	redis := redistest.Start(t)
-	w := newWorldAt(t, nil, dialRedis(t, redis, "cancel:"), func(o *slack.Options) { o.StorePatience = 300 * time.Millisecond })
-	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
+	w := bottest.Start(t, bottest.OnStore(dialRedis(t, redis, "cancel:")), bottest.WithBot(func(o *slack.Options) { o.StorePatience = 300 * time.Millisecond }))
+	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return llmtest.TextReport("Answer to " + lastUserText(r)) })
 	conn, err := net.Dial("tcp", redis.Addr)
 	if err != nil {
 		t.Fatal(err)
@@ -187,18 +187,18 @@ func TestAStopWhileTheStoreHangsIsNotLoggedAsAStoreFailure(t *testing.T) {
 	if reply, err := bufio.NewReader(conn).ReadString('\n'); err != nil || reply != "+OK\r\n" {
 		t.Fatalf("CLIENT PAUSE: %q, %v", reply, err)
 	}
-	ts := w.srv.Mention(channel, asker, "question")
+	ts := w.Slack.Mention(channel, asker, "question")
 	wait := func(what string, cond func() bool) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
-		if w.srv.WaitFor(ctx, cond) != nil {
+		if w.Slack.WaitFor(ctx, cond) != nil {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
 	var progress emulator.Message
 	wait("the progress message", func() bool {
-		for _, m := range botMessages(w.srv.Thread(channel, ts)) {
+		for _, m := range bottest.BotMessages(w.Slack.Thread(channel, ts)) {
 			if strings.Contains(string(m.Blocks), "slackbot_stop") {
 				progress = m
 				return true
@@ -206,26 +206,26 @@ func TestAStopWhileTheStoreHangsIsNotLoggedAsAStoreFailure(t *testing.T) {
 		}
 		return false
 	})
-	if _, err := w.srv.Click(channel, progress.TS, asker, "slackbot_stop", stopValue(t, progress)); err != nil {
+	if _, err := w.Slack.Click(channel, progress.TS, asker, "slackbot_stop", stopValue(t, progress)); err != nil {
 		t.Fatal(err)
 	}
 	wait("the stop", func() bool {
-		for _, m := range botMessages(w.srv.Thread(channel, ts)) {
-			if strings.Contains(messageText(m), "Stopped by") {
+		for _, m := range bottest.BotMessages(w.Slack.Thread(channel, ts)) {
+			if strings.Contains(bottest.MessageText(m), "Stopped by") {
 				return true
 			}
 		}
 		return false
 	})
-	if w.logs.FilterMessage("stopped while queued").Len() != 1 {
+	if w.Logs.FilterMessage("stopped while queued").Len() != 1 {
 		t.Error("the session was not stopped while it waited for its slot")
 	}
-	for _, e := range w.logs.FilterMessage("state store failing; retrying").All() {
+	for _, e := range w.Logs.FilterMessage("state store failing; retrying").All() {
 		if why, _ := e.ContextMap()["error"].(string); strings.Contains(why, "cancel") {
 			t.Errorf("a cancelled call was logged as a failing store (%v): %v", e.ContextMap()["calls"], why)
 		}
 	}
-	if n := len(w.model.Requests()); n != 0 {
+	if n := len(w.Model.Requests()); n != 0 {
 		t.Errorf("%d model calls for a question stopped before it started", n)
 	}
 }
@@ -243,8 +243,8 @@ func TestASlashCommandsDedupDoesNotHoldUpTheEnvelopesAfterIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
-	w := newWorldOn(t, store)
-	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
+	w := bottest.Start(t, bottest.OnStore(store))
+	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return llmtest.TextReport("Answer to " + lastUserText(r)) })
 	conn, err := net.Dial("tcp", redis.Addr)
 	if err != nil {
 		t.Fatal(err)
@@ -256,14 +256,14 @@ func TestASlashCommandsDedupDoesNotHoldUpTheEnvelopesAfterIt(t *testing.T) {
 	if reply, err := bufio.NewReader(conn).ReadString('\n'); err != nil || reply != "+OK\r\n" {
 		t.Fatalf("CLIENT PAUSE: %q, %v", reply, err)
 	}
-	w.srv.Slash(channel, asker, "/ask", "a question")
-	ts := w.srv.Mention(channel, asker, "another question")
+	w.Slack.Slash(channel, asker, "/ask", "a question")
+	ts := w.Slack.Mention(channel, asker, "another question")
 	var mention emulator.Envelope
 	var acked emulator.Ack
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	err = w.srv.WaitFor(ctx, func() bool {
-		for _, e := range w.srv.Envelopes() {
+	err = w.Slack.WaitFor(ctx, func() bool {
+		for _, e := range w.Slack.Envelopes() {
 			var p struct {
 				Event struct{ Type, TS string } `json:"event"`
 			}
@@ -271,7 +271,7 @@ func TestASlashCommandsDedupDoesNotHoldUpTheEnvelopesAfterIt(t *testing.T) {
 				mention = e
 			}
 		}
-		for _, a := range w.srv.Acks() {
+		for _, a := range w.Slack.Acks() {
 			if mention.ID != "" && a.EnvelopeID == mention.ID {
 				acked = a
 				return true
@@ -324,6 +324,6 @@ func outageWorld(t *testing.T) (*emulator.Server, *llmtest.Server, *config.Confi
 	t.Cleanup(func() { _ = srv.Close() })
 	srv.AddChannel(channel, "general", true)
 	model := llmtest.NewServer(t)
-	model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
+	model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return llmtest.TextReport("Answer to " + lastUserText(r)) })
 	return srv, model, bottest.Config(srv, bottest.Agent())
 }
