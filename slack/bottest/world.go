@@ -54,19 +54,13 @@ type World struct {
 // and returns once the bot is connected.
 func Start(tb testing.TB, opts ...Option) *World {
 	tb.Helper()
-	s := settings{store: nil}
+	var s settings
 	for _, o := range opts {
 		o(&s)
 	}
 	srv := s.emulator
 	if srv == nil {
-		var err error
-		srv, err = emulator.New(emulator.Options{AckTimeout: 2 * time.Second, PingInterval: time.Second,
-			DisconnectGrace: 200 * time.Millisecond, RateLimits: s.limits})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		tb.Cleanup(func() { _ = srv.Close() })
+		srv = Emulator(tb, s.limits)
 		srv.AddChannel(Channel, "general", true)
 		srv.AddUser(Asker, "ada")
 	}
@@ -108,6 +102,20 @@ func Start(tb testing.TB, opts ...Option) *World {
 	tb.Cleanup(w.Shutdown)
 	w.Eventually("the bot to connect", func() bool { return srv.Connections() > 0 })
 	return w
+}
+
+// Emulator starts an emulator enforcing limits (nil: none) with the
+// timings the bot's tests use: a lost ack is redelivered after 2 s, pings
+// every second. It closes when the test ends.
+func Emulator(tb testing.TB, limits map[string]emulator.Limit) *emulator.Server {
+	tb.Helper()
+	srv, err := emulator.New(emulator.Options{AckTimeout: 2 * time.Second, PingInterval: time.Second,
+		DisconnectGrace: 200 * time.Millisecond, RateLimits: limits})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = srv.Close() })
+	return srv
 }
 
 // Replica starts another bot on the same emulator with the same
