@@ -19,7 +19,7 @@ func TestModelAndToolErrorTextInTheSessionTreeIsEscaped(t *testing.T) {
 	const toolName = `<img src=x onerror=alert(1)>`
 	const modelError = `<script>alert(2)</script>`
 	w.Model.Push(
-		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: toolName, Arguments: `{}`}}},
+		llmtest.Call(toolName, `{}`),
 		llmtest.Reply{Status: 400, ErrorType: "invalid_request_error", ErrorMessage: modelError},
 	)
 	ts := w.Slack.Mention(playground.General, playground.User, "break things")

@@ -46,8 +46,8 @@ func scaled[L any](limits map[string]L, scale func(L) L) map[string]L {
 // budgetWorld is a world whose emulator enforces Slack's tiers and whose
 // bot keeps to its own defaults, both at timeScale.
 func budgetWorld(t *testing.T, store state.Store) *bottest.World {
-	emulator := scaled(emulator.SlackLimits(), func(l emulator.Limit) emulator.Limit { l.PerMinute *= timeScale; return l })
-	return bottest.Start(t, bottest.WithRateLimits(emulator), bottest.OnStore(store), bottest.WithConfig(func(c *config.Config) {
+	limits := scaled(emulator.SlackLimits(), func(l emulator.Limit) emulator.Limit { l.PerMinute *= timeScale; return l })
+	return bottest.Start(t, bottest.WithRateLimits(limits), bottest.OnStore(store), bottest.WithConfig(func(c *config.Config) {
 		c.Slack.RateLimits = scaled(config.DefaultSlackRateLimits, func(l config.RateLimit) config.RateLimit { l.PerMinute *= timeScale; return l })
 		c.Slack.ProgressInterval = config.Duration(200 * time.Millisecond)
 		c.Slack.MaxConcurrentSessions = budgetSessions
@@ -82,6 +82,10 @@ func slowSessions(t *testing.T, w *bottest.World) (threads map[int]string, ended
 	turns := map[int]int{}
 	finals := 0
 	release := make(chan struct{})
+	var releaseOnce sync.Once
+	// A session that never reaches its report must not hold the others'
+	// replies, and with them the model server's Close, for ever.
+	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
 	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
 		var n int
 		if m := questionRe.FindStringSubmatch(lastUserText(r)); m != nil {
@@ -93,7 +97,7 @@ func slowSessions(t *testing.T, w *bottest.World) (threads map[int]string, ended
 		turn := turns[n]
 		if turn > sessionTurns {
 			if finals++; finals == budgetSessions {
-				close(release)
+				releaseOnce.Do(func() { close(release) })
 			}
 		}
 		mu.Unlock()

@@ -46,8 +46,7 @@ func TestRunAnswersInSlackAndStopsCleanlyOnSIGTERM(t *testing.T) {
 				return llmtest.Reply{Text: "late", Delay: time.Minute}
 			}
 		}
-		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "agent__final_report",
-			Arguments: `{"status":"success","report_format":"slack-block-kit","report_content":"Hello from *the binary*."}`}}}
+		return llmtest.Call(llmtest.FinalReportTool, `{"status":"success","report_format":"slack-block-kit","report_content":"Hello from *the binary*."}`)
 	})
 	cfg := setup(t, model, "markdown", fmt.Sprintf("slack:\n  bot_token: %s\n  app_token: %s\n  api_url: %s\n  agent: helper\n  shutdown_grace: 200ms\n",
 		srv.BotToken(), srv.AppToken(), srv.APIURL()))
@@ -167,8 +166,7 @@ func TestRunServesMetricsAndHealthAndSendsItsSpansOnExit(t *testing.T) {
 	}
 	defer srv.Close()
 	srv.AddChannel("C0GEN", "general", true)
-	model := llmtest.NewServer(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "agent__final_report",
-		Arguments: `{"status":"success","report_format":"slack-block-kit","report_content":"Measured."}`}}})
+	model := llmtest.NewServer(t, llmtest.Call(llmtest.FinalReportTool, `{"status":"success","report_format":"slack-block-kit","report_content":"Measured."}`))
 	receiver := telemetrytest.NewReceiver(t)
 	addr := freeAddr(t)
 	cfg := setup(t, model, "markdown", fmt.Sprintf("slack:\n  bot_token: %s\n  app_token: %s\n  api_url: %s\n  agent: helper\n  shutdown_grace: 200ms\n"+
