@@ -6,16 +6,11 @@ import (
 	"encoding/json"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
-	"go.uber.org/zap/zaptest"
-	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack"
 	"github.com/slackbot/slackbot/slack/bottest"
@@ -32,42 +27,9 @@ import (
 // elsewhere, unrecorded.
 func TestAStoreDownPastItsPatienceAnswersFirstDeliveriesAndDropsRedeliveries(t *testing.T) {
 	t.Parallel()
-	srv, model, cfg := outageWorld(t)
-	core, logs := observer.New(zap.InfoLevel)
-	var mu sync.Mutex
-	logged := make(chan struct{}) // closed and replaced at every log line
-	log := zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel), zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
-		return zapcore.NewTee(c, core)
-	}), zap.Hooks(func(zapcore.Entry) error {
-		mu.Lock()
-		close(logged)
-		logged = make(chan struct{})
-		mu.Unlock()
-		return nil
-	})))
-	redis := runOnRedis(t, cfg, model, log, 500*time.Millisecond)
-	// wait re-checks cond at every change of the emulator and every log
-	// line, until it holds.
-	wait := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.After(time.Minute)
-		for {
-			mu.Lock()
-			next := logged
-			mu.Unlock()
-			changed := srv.Changed()
-			if cond() {
-				return
-			}
-			select {
-			case <-next:
-			case <-changed:
-			case <-deadline:
-				t.Fatalf("timed out waiting for %s", what)
-			}
-		}
-	}
-	wait("the bot to connect", func() bool { return srv.Connections() == 1 })
+	redis := redistest.Start(t)
+	w := outageWorld(t, redis, 500*time.Millisecond)
+	srv, model, logs := w.Slack, w.Model, w.Logs
 
 	redis.Down()
 	ts := srv.Mention(channel, asker, "anyone there?")
@@ -82,7 +44,7 @@ func TestAStoreDownPastItsPatienceAnswersFirstDeliveriesAndDropsRedeliveries(t *
 		}
 	}
 	said := func(msg string) bool { return logs.FilterMessage(msg).Len() > 0 }
-	wait("the answer and the dropped redelivery", func() bool {
+	w.Eventually("the answer and the dropped redelivery", func() bool {
 		return said("answered") &&
 			said("dedup store unavailable; a redelivered event is dropped rather than risk a second answer")
 	})
@@ -119,20 +81,9 @@ func TestAStoreDownPastItsPatienceAnswersFirstDeliveriesAndDropsRedeliveries(t *
 // go straight to their fallbacks, with no retry, until it answers again.
 func TestOnceAStoreOutageOutlastedItsPatienceLaterQuestionsDoNotWaitForIt(t *testing.T) {
 	t.Parallel()
-	srv, model, cfg := outageWorld(t)
-	core, logs := observer.New(zap.DebugLevel)
-	log := zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel), zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
-		return zapcore.NewTee(c, core)
-	})))
-	redis := runOnRedis(t, cfg, model, log, 2*time.Second)
-	wait := func(what string, cond func() bool) {
-		t.Helper()
-		wctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if srv.WaitFor(wctx, cond) != nil {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	redis := redistest.Start(t)
+	w := outageWorld(t, redis, 2*time.Second, bottest.WithLogLevel(zap.DebugLevel))
+	srv, model, logs := w.Slack, w.Model, w.Logs
 	answered := func(ts, want string) func() bool {
 		return func() bool {
 			for _, m := range bottest.BotMessages(srv.Thread(channel, ts)) {
@@ -143,19 +94,18 @@ func TestOnceAStoreOutageOutlastedItsPatienceLaterQuestionsDoNotWaitForIt(t *tes
 			return false
 		}
 	}
-	wait("the bot to connect", func() bool { return srv.Connections() == 1 })
 
 	redis.Down()
 	retries := func() int { return logs.FilterMessage("state store call failed; retrying").Len() }
 	firstAnswers := func() int { return logs.FilterMessage("dedup store unavailable; answering a first delivery").Len() }
 	first := srv.Mention(channel, asker, "first")
-	wait("the first answer", answered(first, "Answer to first"))
+	w.Eventually("the first answer", answered(first, "Answer to first"))
 	if retries() == 0 {
 		t.Fatal("the first question's decisions never retried the store")
 	}
 	before, answers := retries(), firstAnswers()
 	second := srv.Mention(channel, asker, "second")
-	wait("the second answer", answered(second, "Answer to second"))
+	w.Eventually("the second answer", answered(second, "Answer to second"))
 	if n := retries() - before; n != 0 {
 		t.Errorf("the store was retried %d times after one decision had waited out its patience", n)
 	}
@@ -287,43 +237,12 @@ func TestASlashCommandsDedupDoesNotHoldUpTheEnvelopesAfterIt(t *testing.T) {
 	}
 }
 
-// runOnRedis runs a bot with cfg, model and log on a store in a real
-// redis-server of its own, waiting at most patience for a failing store,
-// until the test ends; it returns the server, for the test to take down.
-func runOnRedis(t *testing.T, cfg *config.Config, model *llmtest.Server, log *zap.Logger, patience time.Duration) *redistest.Server {
+// outageWorld is a world on the store in redis, with the bot waiting
+// patience for it, and a model answering "Answer to <question>".
+func outageWorld(t *testing.T, redis *redistest.Server, patience time.Duration, opts ...bottest.Option) *bottest.World {
 	t.Helper()
-	redis := redistest.Start(t)
-	store, err := state.DialRedis(context.Background(), redis.URL(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	bot, err := slack.New(slack.Options{Config: cfg, Runner: bottest.Runner(t, model, cfg, log), State: store, Log: log,
-		StorePatience: patience})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- bot.Run(ctx) }()
-	t.Cleanup(func() {
-		stop()
-		<-done
-	})
-	return redis
-}
-
-// outageWorld starts the emulator with #general and a model answering
-// "Answer to <question>", and returns them with the bot's configuration.
-func outageWorld(t *testing.T) (*emulator.Server, *llmtest.Server, *config.Config) {
-	t.Helper()
-	srv, err := emulator.New(emulator.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	srv.AddChannel(channel, "general", true)
-	model := llmtest.NewServer(t)
-	model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return llmtest.TextReport("Answer to " + lastUserText(r)) })
-	return srv, model, bottest.Config(srv, bottest.Agent())
+	w := bottest.Start(t, append([]bottest.Option{bottest.OnStore(dialRedis(t, redis, "")),
+		bottest.WithBot(func(o *slack.Options) { o.StorePatience = patience })}, opts...)...)
+	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return llmtest.TextReport("Answer to " + lastUserText(r)) })
+	return w
 }

@@ -1,6 +1,8 @@
 package bottest
 
 import (
+	"go.uber.org/zap/zapcore"
+
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/slack"
@@ -18,6 +20,7 @@ type settings struct {
 	config   []func(*config.Config)
 	runner   []func(*agent.Runner)
 	bot      []func(*slack.Options)
+	observe  zapcore.Level
 }
 
 // WithConfig changes the configuration before the bot is built.
@@ -46,3 +49,7 @@ func OnEmulator(srv *emulator.Server) Option { return func(s *settings) { s.emul
 func WithRateLimits(limits map[string]emulator.Limit) Option {
 	return func(s *settings) { s.limits = limits }
 }
+
+// WithLogLevel records the bot's log lines from level up in Logs, not only
+// from info up; the test's own log still shows info and above.
+func WithLogLevel(level zapcore.Level) Option { return func(s *settings) { s.observe = level } }

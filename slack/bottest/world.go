@@ -39,7 +39,7 @@ type World struct {
 	Store  state.Store            // the first bot's; a replica may share it
 	Bots   []*slack.Bot           // the first bot, then the replicas
 	Log    *zap.Logger            // the first bot's, written to the test's log
-	Logs   *observer.ObservedLogs // every bot's lines at info and above
+	Logs   *observer.ObservedLogs // every bot's lines at info and above (WithLogLevel)
 
 	stop     context.CancelFunc
 	done     chan error
@@ -54,7 +54,7 @@ type World struct {
 // and returns once the bot is connected.
 func Start(tb testing.TB, opts ...Option) *World {
 	tb.Helper()
-	var s settings
+	s := settings{observe: zap.InfoLevel}
 	for _, o := range opts {
 		o(&s)
 	}
@@ -68,7 +68,7 @@ func Start(tb testing.TB, opts ...Option) *World {
 	a := Agent()
 	a.LLMTimeout, a.Tools = config.Duration(20*time.Second), []string{"everything__*"}
 	cfg := Config(srv, a)
-	core, logs := observer.New(zap.InfoLevel)
+	core, logs := observer.New(s.observe)
 	log := zaptest.NewLogger(tb, zaptest.Level(zap.InfoLevel), zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
 		return zapcore.NewTee(c, core)
 	})))
