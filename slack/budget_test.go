@@ -13,6 +13,7 @@ import (
 
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/wait"
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack/bottest"
 	"github.com/slackbot/slackbot/slack/emulator"
@@ -123,8 +124,6 @@ func slowSessions(t *testing.T, w *bottest.World) (threads map[int]string, ended
 // settled, then checks the promises and logs the figures.
 func checkBudget(t *testing.T, w *bottest.World, threads map[int]string, ended func() map[int]time.Time) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
 	channelOf := func(i int) string { return fmt.Sprintf("C0LOAD%02d", i) }
 	answered := func(i int) bool {
 		for _, m := range w.Slack.BotMessages(channelOf(i)) {
@@ -145,17 +144,14 @@ func checkBudget(t *testing.T, w *bottest.World, threads map[int]string, ended f
 		}
 		return out
 	}
-	err := w.Slack.WaitFor(ctx, func() bool {
+	w.Eventually("every session to be answered and its progress settled", func() bool {
 		for i := range budgetSessions {
 			if !answered(i) {
 				return false
 			}
 		}
 		return len(unsettled()) == 0
-	})
-	if err != nil {
-		t.Fatalf("not every session was answered and settled: %v; unsettled progress in %v", err, unsettled())
-	}
+	}, wait.Within(90*time.Second), wait.Log(func() string { return fmt.Sprintf("unsettled progress in %v", unsettled()) }))
 
 	// Each answer landed within answerDelay of its session's end, as the
 	// model server and the emulator recorded them.

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/slackbot/slackbot/internal/wait"
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack"
 	"github.com/slackbot/slackbot/slack/bottest"
@@ -138,16 +139,8 @@ func TestAStopWhileTheStoreHangsIsNotLoggedAsAStoreFailure(t *testing.T) {
 		t.Fatalf("CLIENT PAUSE: %q, %v", reply, err)
 	}
 	ts := w.Slack.Mention(channel, asker, "question")
-	wait := func(what string, cond func() bool) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		defer cancel()
-		if w.Slack.WaitFor(ctx, cond) != nil {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
 	var progress emulator.Message
-	wait("the progress message", func() bool {
+	w.Eventually("the progress message", func() bool {
 		for _, m := range bottest.BotMessages(w.Slack.Thread(channel, ts)) {
 			if strings.Contains(string(m.Blocks), "slackbot_stop") {
 				progress = m
@@ -155,18 +148,18 @@ func TestAStopWhileTheStoreHangsIsNotLoggedAsAStoreFailure(t *testing.T) {
 			}
 		}
 		return false
-	})
+	}, wait.Within(90*time.Second))
 	if _, err := w.Slack.Click(channel, progress.TS, asker, "slackbot_stop", stopValue(t, progress)); err != nil {
 		t.Fatal(err)
 	}
-	wait("the stop", func() bool {
+	w.Eventually("the stop", func() bool {
 		for _, m := range bottest.BotMessages(w.Slack.Thread(channel, ts)) {
 			if strings.Contains(bottest.MessageText(m), "Stopped by") {
 				return true
 			}
 		}
 		return false
-	})
+	}, wait.Within(90*time.Second))
 	if w.Logs.FilterMessage("stopped while queued").Len() != 1 {
 		t.Error("the session was not stopped while it waited for its slot")
 	}
@@ -210,9 +203,7 @@ func TestASlashCommandsDedupDoesNotHoldUpTheEnvelopesAfterIt(t *testing.T) {
 	ts := w.Slack.Mention(channel, asker, "another question")
 	var mention emulator.Envelope
 	var acked emulator.Ack
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	err = w.Slack.WaitFor(ctx, func() bool {
+	w.Eventually("the mention to be acknowledged", func() bool {
 		for _, e := range w.Slack.Envelopes() {
 			var p struct {
 				Event struct{ Type, TS string } `json:"event"`
@@ -228,10 +219,7 @@ func TestASlashCommandsDedupDoesNotHoldUpTheEnvelopesAfterIt(t *testing.T) {
 			}
 		}
 		return false
-	})
-	if err != nil {
-		t.Fatal("the mention was never acknowledged")
-	}
+	}, wait.Within(time.Minute))
 	if d := acked.At.Sub(mention.SentAt); d > 10*time.Second {
 		t.Errorf("the mention after a slash command was acknowledged %s after it was sent: the slash command's dedup held the envelope loop", d.Round(time.Second))
 	}
