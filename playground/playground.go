@@ -179,7 +179,9 @@ func (p *Playground) slashCommand(r *http.Request, channel, text string) string 
 	_ = p.srv.WaitFor(ctx, func() bool {
 		msgs := p.srv.Messages(channel)
 		for _, m := range msgs[min(before, len(msgs)):] {
-			if m.BotID != "" && m.ThreadTS == "" {
+			// A root that already has the answer below it carries its
+			// own ts as thread_ts, as in Slack.
+			if m.BotID != "" && (m.ThreadTS == "" || m.ThreadTS == m.TS) {
 				thread = m.TS
 				return true
 			}

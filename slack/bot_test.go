@@ -179,7 +179,11 @@ func TestAnAnswerTooLongForOneMessageIsSplit(t *testing.T) {
 		_ = i
 	}
 	b.WriteString("THE END")
-	w.Model.Push(llmtest.TextReport(b.String()))
+	// Streamed in pieces of a kilobyte, not five bytes: fifty kilobytes in
+	// ten thousand pieces take longer than the model's timeout under -race.
+	report := llmtest.TextReport(b.String())
+	report.ChunkSize = 1024
+	w.Model.Push(report)
 	ts := w.Slack.Mention(channel, asker, "write a lot")
 	thread := w.Answered(channel, ts, "THE END")
 	if n := len(bottest.BotMessages(thread)); n < 2 {
