@@ -436,6 +436,7 @@ func TestNoProgressUpdateLandsAfterTheAnswer(t *testing.T) {
 	w := bottest.Start(t, bottest.WithConfig(func(c *config.Config) {
 		c.Slack.ProgressInterval = config.Duration(time.Millisecond)
 		c.Slack.RateLimits = map[string]config.RateLimit{"chat.update": {PerMinute: 1e6, Burst: 1000}}
+		c.Agents["assistant"].Tools = append(c.Agents["assistant"].Tools, agent.TaskStatusTool)
 	}))
 	turns := 0
 	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
@@ -445,7 +446,6 @@ func TestNoProgressUpdateLandsAfterTheAnswer(t *testing.T) {
 		}
 		return llmtest.TextReport("Final words.")
 	})
-	w.Config.Agents["assistant"].Tools = append(w.Config.Agents["assistant"].Tools, agent.TaskStatusTool)
 	ts := w.Slack.Mention(channel, asker, "work in steps")
 	thread := w.Answered(channel, ts, "Final words")
 	// Let any stray refresh arrive, then check the answer is still the

@@ -171,7 +171,9 @@ func TestTheAgentsMentionAndBroadcastPoliciesDecideWhoIsNotified(t *testing.T) {
 
 func TestAProgressMessageShowsTheModelsStatusWithoutBroadcastingOrPinging(t *testing.T) {
 	t.Parallel()
-	w := bottest.Start(t)
+	w := bottest.Start(t, bottest.WithConfig(func(c *config.Config) {
+		c.Agents["assistant"].Tools = append(c.Agents["assistant"].Tools, agent.TaskStatusTool)
+	}))
 	w.Slack.AddUser(onlooker, "eve")
 	g := newGate()
 	t.Cleanup(g.open)
@@ -184,7 +186,6 @@ func TestAProgressMessageShowsTheModelsStatusWithoutBroadcastingOrPinging(t *tes
 		<-g.ch
 		return llmtest.TextReport("Done.")
 	})
-	w.Config.Agents["assistant"].Tools = append(w.Config.Agents["assistant"].Tools, agent.TaskStatusTool)
 	ts := w.Slack.Mention(channel, asker, "work on it")
 	w.Eventually("the status in the progress message", func() bool {
 		return strings.Contains(posted(w, ts), "telling")
