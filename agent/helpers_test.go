@@ -254,16 +254,6 @@ func (h *harness) wantRequests(n int) []*llmtest.Recorded {
 
 // ---- replies the fake model sends ----
 
-// callTool is a reply with one tool call.
-func callTool(name, args string) llmtest.Reply {
-	return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: name, Arguments: args}}}
-}
-
-// callTools is a reply with several tool calls in one turn.
-func callTools(calls ...llmtest.ToolCall) llmtest.Reply {
-	return llmtest.Reply{ToolCalls: calls}
-}
-
 // tc is one tool call of a reply.
 func tc(name, args string) llmtest.ToolCall { return llmtest.ToolCall{Name: name, Arguments: args} }
 
@@ -279,11 +269,6 @@ func jsonArgs(v any) string {
 // reportArgs are agent__final_report arguments for a markdown session.
 func reportArgs(status, content string) string {
 	return jsonArgs(map[string]any{"status": status, "report_format": config.FormatMarkdown, "report_content": content})
-}
-
-// finalReport is a reply that delivers a markdown report.
-func finalReport(status, content string) llmtest.Reply {
-	return callTool(FinalReportTool, reportArgs(status, content))
 }
 
 func text(s string) llmtest.Reply { return llmtest.Reply{Text: s} }

@@ -66,12 +66,12 @@ func TestAFiveMegabyteLogBecomesAHandleAndReadGrepFindsTheLineInItsMiddle(t *tes
 		if extractionKind(r) == "read-grep" {
 			res := toolResults(r)
 			if len(res) == 0 {
-				return callTool("Grep", jsonArgs(map[string]any{"pattern": "ERROR", "path": handleOfPrompt(r.System)}))
+				return llmtest.Call("Grep", jsonArgs(map[string]any{"pattern": "ERROR", "path": handleOfPrompt(r.System)}))
 			}
 			mu.Lock()
 			grepResult = res[len(res)-1].Content
 			mu.Unlock()
-			return callTool(FinalReportTool, jsonArgs(map[string]any{"status": "success", "report_format": "text",
+			return llmtest.Call(FinalReportTool, jsonArgs(map[string]any{"status": "success", "report_format": "text",
 				"report_content": "ERROR at 12:00: payment gateway timed out for order 4242."}))
 		}
 		last := toolResults(r)
@@ -82,11 +82,11 @@ func TestAFiveMegabyteLogBecomesAHandleAndReadGrepFindsTheLineInItsMiddle(t *tes
 			handle := attachmentHandle.FindStringSubmatch(firstPrompt)
 			if handle == nil {
 				t.Errorf("no handle in the user's turn: %.500s", firstPrompt)
-				return finalReport("failure", "no handle")
+				return llmtest.Report(config.FormatMarkdown, "failure", "no handle")
 			}
-			return callTool(ToolOutputTool, jsonArgs(map[string]any{"handle": handle[1], "extract": "every ERROR line", "mode": "read-grep"}))
+			return llmtest.Call(ToolOutputTool, jsonArgs(map[string]any{"handle": handle[1], "extract": "every ERROR line", "mode": "read-grep"}))
 		}
-		return finalReport("success", "The payment gateway timed out for order 4242.")
+		return llmtest.Report(config.FormatMarkdown, "success", "The payment gateway timed out for order 4242.")
 	})
 	res := h.run("Why did order 4242 fail?")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -129,7 +129,7 @@ func TestASessionsAttachedPictureReachesAVisionModelAndATextOnlyOneGetsTheNote(t
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, overAnthropic(), script(finalReport("success", "A red dot.")), withAgent(func(a *config.Agent) {
+			h := newHarness(t, overAnthropic(), script(llmtest.Report(config.FormatMarkdown, "success", "A red dot.")), withAgent(func(a *config.Agent) {
 				a.Models = []string{"fake/" + tt.model}
 			}))
 			h.files = []attach.File{{ID: "F1", Name: "dot.png", Type: "image/png", Size: int64(len(png)), Data: png}}
@@ -164,7 +164,7 @@ func tinyPNG(t *testing.T) []byte {
 func TestAFallbackToATextOnlyModelGetsTheNoteInsteadOfThePicture(t *testing.T) {
 	t.Parallel()
 	png := tinyPNG(t)
-	h := newHarness(t, overAnthropic(), script(llmtest.Reply{ErrorType: "overloaded_error"}, finalReport("success", "Cannot see it.")),
+	h := newHarness(t, overAnthropic(), script(llmtest.Reply{ErrorType: "overloaded_error"}, llmtest.Report(config.FormatMarkdown, "success", "Cannot see it.")),
 		withAgent(func(a *config.Agent) { a.Models = []string{"fake/claude-sonnet-4-5", "fake/" + testModel} }))
 	h.files = []attach.File{{Name: "dot.png", Data: png}}
 	wantReport(t, h.run("What is this?"), StatusSuccess, SourceToolCall)

@@ -159,8 +159,8 @@ func TestTheAPIKeyAppearsInNoLogEventReportOrError(t *testing.T) {
 	}{
 		{"a session with tools, a failing tool and retries", wireOpenAI, []llmtest.Reply{
 			{Status: 500, ErrorMessage: "upstream said " + testKey},
-			callTools(tc("test__echo", `{"text":"ping"}`), tc("test__fail", `{}`), tc("test__nope", `{}`)),
-			finalReport(StatusSuccess, "Pong."),
+			llmtest.Calls(tc("test__echo", `{"text":"ping"}`), tc("test__fail", `{}`), tc("test__nope", `{}`)),
+			llmtest.Report(config.FormatMarkdown, StatusSuccess, "Pong."),
 		}},
 		{"a refused key whose error message repeats it", wireOpenAI, []llmtest.Reply{{ErrorType: "invalid_api_key", ErrorMessage: leaky}}},
 		{"a refused key over Anthropic", wireAnthropic, []llmtest.Reply{{ErrorType: "authentication_error", ErrorMessage: "invalid x-api-key " + testKey}}},
@@ -228,7 +228,7 @@ func TestTheAPIKeyAppearsInNoLogEventReportOrError(t *testing.T) {
 func TestHistoryAndSettingsReachTheModel(t *testing.T) {
 	t.Parallel()
 	temp, topP := 0.2, 0.9
-	h := newHarness(t, withAgent(func(a *config.Agent) { a.Temperature, a.TopP = &temp, &topP }), script(finalReport(StatusSuccess, "Fine.")))
+	h := newHarness(t, withAgent(func(a *config.Agent) { a.Temperature, a.TopP = &temp, &topP }), script(llmtest.Report(config.FormatMarkdown, StatusSuccess, "Fine.")))
 	history := []llm.Message{
 		{Role: llm.RoleUser, Content: "Hi, I am Ada."},
 		{Role: llm.RoleAssistant, Content: "Hello Ada."},

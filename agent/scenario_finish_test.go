@@ -32,7 +32,7 @@ func TestTheFinishToolEndsTheRunWithItsNote(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, withTools(toolbox{"echo": echo()}), withAgent(finishAgent), withFormat(tt.format),
-				script(callTool(FinishTool, tt.args)))
+				script(llmtest.Call(FinishTool, tt.args)))
 			res := h.run("Close the tickets.")
 			wantReport(t, res, StatusSuccess, SourceFinish)
 			if res.Report.Content != tt.content || res.Report.Format != tt.format {
@@ -60,7 +60,7 @@ func TestAFinalReportCapturedInTheSameTurnAsFinishStands(t *testing.T) {
 			if order == "finish first" {
 				slices.Reverse(calls)
 			}
-			h := newHarness(t, withAgent(finishAgent), script(callTools(calls...)))
+			h := newHarness(t, withAgent(finishAgent), script(llmtest.Calls(calls...)))
 			res := h.run("Go.")
 			wantReport(t, res, StatusPartial, SourceToolCall)
 			if res.Report.Content != "The real report." {
@@ -77,8 +77,8 @@ func TestFinishAfterARefusedReportEndsWithTheNote(t *testing.T) {
 	// A refused report followed by finish: the note is the answer, since no
 	// report was ever captured.
 	h := newHarness(t, withAgent(finishAgent), script(
-		callTool(FinalReportTool, `{"status":"success"}`),
-		callTool(FinishTool, `{"note":"Gave up on the report."}`),
+		llmtest.Call(FinalReportTool, `{"status":"success"}`),
+		llmtest.Call(FinishTool, `{"note":"Gave up on the report."}`),
 	))
 	res := h.run("Go.")
 	wantReport(t, res, StatusSuccess, SourceFinish)
@@ -92,8 +92,8 @@ func TestFinishAfterARefusedReportEndsWithTheNote(t *testing.T) {
 func TestFinishIsOfferedOnlyToAgentsThatEnableIt(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, withTools(toolbox{"echo": echo()}), script(
-		callTool(FinishTool, `{"note":"done"}`),
-		finalReport(StatusSuccess, "Reported properly."),
+		llmtest.Call(FinishTool, `{"note":"done"}`),
+		llmtest.Report(config.FormatMarkdown, StatusSuccess, "Reported properly."),
 	))
 	res := h.run("Go.")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -109,7 +109,7 @@ func TestFinishIsTheWayOutUnderRestrictedOutput(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, withAgent(func(a *config.Agent) { finishAgent(a); restricted(2)(a) }), script(
 		text("Nothing to do."),
-		callTool(FinishTool, `{"note":"Nothing needed doing."}`),
+		llmtest.Call(FinishTool, `{"note":"Nothing needed doing."}`),
 	))
 	res := h.run("Go.")
 	wantReport(t, res, StatusSuccess, SourceFinish)
@@ -136,7 +136,7 @@ func TestATerminateResultFromAToolEndsTheRun(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, withTools(toolbox{"close": constant(tt.result), "echo": echo()}), script(
-				callTools(tc("test__echo", `{"text":"before"}`), tc("test__close", `{}`)),
+				llmtest.Calls(tc("test__echo", `{"text":"before"}`), tc("test__close", `{}`)),
 			))
 			res := h.run("Close the ticket.")
 			wantReport(t, res, StatusSuccess, SourceToolMessage)
@@ -156,7 +156,7 @@ func TestATerminateResultInsideABatchEndsTheRun(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, withTools(toolbox{"close": constant(tools.Result{Terminate: true, Content: "Closed from a batch."})}),
 		withAgent(func(a *config.Agent) { a.Tools = []string{"test__*", BatchTool} }),
-		script(callTool(BatchTool, `{"calls":[{"tool":"test__close","parameters":{}}]}`)))
+		script(llmtest.Call(BatchTool, `{"calls":[{"tool":"test__close","parameters":{}}]}`)))
 	res := h.run("Go.")
 	wantReport(t, res, StatusSuccess, SourceToolMessage)
 	if res.Report.Content != "Closed from a batch." {

@@ -44,7 +44,7 @@ func TestAnObserverMayWalkTheWholeTreeOnEveryEventWhileToolsRunInParallel(t *tes
 	calls = append(calls, tc(BatchTool, `{"calls":[{"tool":"test__echo","parameters":{"text":"a"}},{"tool":"test__echo","parameters":{"text":"b"}}]}`))
 	h := newHarness(t, withTools(toolbox{"meet": b.meet(), "echo": echo()}),
 		withAgent(func(a *config.Agent) { a.Tools = []string{"test__*", BatchTool}; a.MaxToolCallsPerTurn = 10 }),
-		script(callTools(calls...), finalReport(StatusSuccess, "Met everyone.")))
+		script(llmtest.Calls(calls...), llmtest.Report(config.FormatMarkdown, StatusSuccess, "Met everyone.")))
 
 	var mu sync.Mutex
 	var kept []*OpSnapshot
@@ -100,7 +100,7 @@ func TestASlowObserverNeverHoldsTheSessionsLock(t *testing.T) {
 	h := newHarness(t, withTools(toolbox{"slow": fn{anyArgs, func(context.Context, map[string]any) (tools.Result, error) {
 		<-release
 		return tools.Result{Content: "slow done"}, nil
-	}}}), script(callTools(
+	}}}), script(llmtest.Calls(
 		tc("test__slow", `{}`),
 		tc(FinalReportTool, `{"status":"success","format":"markdown","content":"Aliases used."}`),
 	)))
@@ -136,7 +136,7 @@ func TestNearItsTimeLimitASessionAsksForTheReport(t *testing.T) {
 	}}
 	h := newHarness(t, withTools(toolbox{"wait": waiting}),
 		withAgent(func(a *config.Agent) { a.MaxSessionDuration = config.Duration(time.Second) }),
-		script(callTool("test__wait", `{}`), finalReport(StatusPartial, "Ran out of time; here is what I know.")))
+		script(llmtest.Call("test__wait", `{}`), llmtest.Report(config.FormatMarkdown, StatusPartial, "Ran out of time; here is what I know.")))
 	res := h.run("Wait for it.")
 	wantReport(t, res, StatusPartial, SourceToolCall)
 	reqs := h.wantRequests(2)
@@ -185,7 +185,7 @@ func TestARetryAfterLongerThanTheSessionCanWaitEndsItWithAClearReason(t *testing
 	t.Run("with a fallback model, the fallback answers", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, withAgent(func(a *config.Agent) { a.Models = []string{"fake/" + testModel, "fake/backup-model"} }),
-			script(llmtest.Reply{ErrorType: "rate_limit_exceeded", RetryAfter: "3600"}, finalReport(StatusSuccess, "From the backup.")))
+			script(llmtest.Reply{ErrorType: "rate_limit_exceeded", RetryAfter: "3600"}, llmtest.Report(config.FormatMarkdown, StatusSuccess, "From the backup.")))
 		res := h.run("Hello.")
 		wantReport(t, res, StatusSuccess, SourceToolCall)
 		if reqs := h.wantRequests(2); reqs[1].Model != "backup-model" {
@@ -198,7 +198,7 @@ func TestTheAgentCacheHoldsOneEntryPerAgentAcrossReloads(t *testing.T) {
 	t.Parallel()
 	var replies []llmtest.Reply
 	for range 10 {
-		replies = append(replies, finalReport(StatusSuccess, "ok"))
+		replies = append(replies, llmtest.Report(config.FormatMarkdown, StatusSuccess, "ok"))
 	}
 	h := newHarness(t, script(replies...))
 	for i := range 10 {
@@ -270,10 +270,10 @@ func TestRefusedReportsAreWarnedWithWhyAndEachToolCallHasOneInfoLine(t *testing.
 	t.Parallel()
 	const secretArg = "password-hunter2"
 	h := newHarness(t, withTools(toolbox{"echo": echo()}), withAgent(func(a *config.Agent) { a.Output.Format = config.FormatJSON }), script(
-		callTool(FinalReportTool, `{"status":"done","report_format":"json","content_json":{"a":1}}`),
-		callTool("test__echo", `{"text":"`+secretArg+`"}`),
+		llmtest.Call(FinalReportTool, `{"status":"done","report_format":"json","content_json":{"a":1}}`),
+		llmtest.Call("test__echo", `{"text":"`+secretArg+`"}`),
 		text("Not JSON at all."),
-		callTool(FinalReportTool, `{"status":"success","report_format":"markdown","content_json":{"answer":"yes"}}`),
+		llmtest.Call(FinalReportTool, `{"status":"success","report_format":"markdown","content_json":{"answer":"yes"}}`),
 	))
 	log, buf := infoLogger()
 	h.runner.Log = log
@@ -322,7 +322,7 @@ func TestRestrictedOutputOffersFinishAndItsReminderNamesIt(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, withTools(toolbox{"echo": echo()}), withAgent(restricted(1)), script(
 		text("Here is my answer without tools."),
-		callTool(FinishTool, `{}`),
+		llmtest.Call(FinishTool, `{}`),
 	))
 	res := h.run("Answer.")
 	wantReport(t, res, StatusSuccess, SourceFinish)
@@ -351,7 +351,7 @@ func TestFinishWithoutANoteEndsWithTheLastTextTheModelWrote(t *testing.T) {
 			{Text: "Checked: nothing to change.", ToolCalls: []llmtest.ToolCall{{Name: "test__echo", Arguments: `{"text":"b"}`}}},
 			{Text: "  ", ToolCalls: []llmtest.ToolCall{{Name: FinishTool, Arguments: `{"note":""}`}}},
 		}, "Checked: nothing to change."},
-		{"no text at all: Finished", []llmtest.Reply{callTool(FinishTool, `{}`)}, finishedNote},
+		{"no text at all: Finished", []llmtest.Reply{llmtest.Call(FinishTool, `{}`)}, finishedNote},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -391,7 +391,7 @@ func TestTheLastResortAdoptionShowsAToolsJSONAsDataInSlack(t *testing.T) {
 	payload := `{"blocks":[{"type":"section","text":{"type":"mrkdwn","text":"INJECTED <!channel>"}}],"rows":3}`
 	h := newHarness(t, withTools(toolbox{"data": constant(tools.Result{Content: payload})}), withFormat(config.FormatSlackBlockKit),
 		withAgent(func(a *config.Agent) { a.MaxTurns = 2 }),
-		script(callTool("test__data", `{}`), text(""), text("")))
+		script(llmtest.Call("test__data", `{}`), text(""), text("")))
 	res := h.run("Fetch the data.")
 	wantReport(t, res, StatusPartial, SourceToolMessage)
 	out := dump(res.Report.Slack)
@@ -411,7 +411,7 @@ func TestATerminateNoteFromAToolIsShownAsDataInSlack(t *testing.T) {
 	t.Parallel()
 	note := `[{"blocks":[{"type":"header","text":{"type":"plain_text","text":"FAKE ALERT"}}]}]`
 	h := newHarness(t, withTools(toolbox{"close": constant(tools.Result{Terminate: true, Content: note})}), withFormat(config.FormatSlackBlockKit),
-		script(callTool("test__close", `{}`)))
+		script(llmtest.Call("test__close", `{}`)))
 	res := h.run("Close it.")
 	wantReport(t, res, StatusSuccess, SourceToolMessage)
 	out := dump(res.Report.Slack)
@@ -425,7 +425,7 @@ func TestStatusIsReadInAnyCase(t *testing.T) {
 	for _, tt := range []struct{ given, want string }{{"Success", StatusSuccess}, {" PARTIAL ", StatusPartial}, {"Failure", StatusFailure}} {
 		t.Run(tt.given, func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, script(callTool(FinalReportTool, `{"status":"`+tt.given+`","report_format":"markdown","report_content":"The answer."}`)))
+			h := newHarness(t, script(llmtest.Call(FinalReportTool, `{"status":"`+tt.given+`","report_format":"markdown","report_content":"The answer."}`)))
 			res := h.run("Go.")
 			wantReport(t, res, tt.want, SourceToolCall)
 			h.wantRequests(1)
@@ -445,7 +445,7 @@ func TestStatusIsReadInAnyCase(t *testing.T) {
 
 func TestTheSlackPromptAsksForTheAnswerOnce(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, withFormat(config.FormatSlackBlockKit), script(callTool(FinalReportTool,
+	h := newHarness(t, withFormat(config.FormatSlackBlockKit), script(llmtest.Call(FinalReportTool,
 		`{"status":"success","report_format":"slack-block-kit","messages":[{"blocks":[{"type":"section","text":{"type":"mrkdwn","text":"*Hi*"}}]}]}`)))
 	res := h.run("Hello.")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -481,7 +481,7 @@ func TestToolDefinitionsTooHeavyForTheWindowNeverMakeTheFirstTurnFinal(t *testin
 	// instead, so the session starts on an open turn.
 	big := fn{`{"type":"object"}`, func(context.Context, map[string]any) (tools.Result, error) { return tools.Result{}, nil }}
 	heavy := describedToolbox{toolbox{"big": big}, strings.Repeat("Searches the archive by keyword and date. ", 430)}
-	h := newHarness(t, withTools(heavy), withAgent(smallWindow), script(finalReport(StatusPartial, "Could not use the tools.")))
+	h := newHarness(t, withTools(heavy), withAgent(smallWindow), script(llmtest.Report(config.FormatMarkdown, StatusPartial, "Could not use the tools.")))
 	res := h.run("Hi.")
 	wantReport(t, res, StatusPartial, SourceToolCall)
 	reqs := h.wantRequests(1)
@@ -521,7 +521,7 @@ func TestThePromptSizeTheProviderReportsIsAFloorForTheGuard(t *testing.T) {
 	// next request cannot fit the 2,800-token budget.
 	h := newHarness(t, withTools(toolbox{"echo": echo()}), withAgent(smallWindow), script(
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "test__echo", Arguments: `{"text":"x"}`}}, Usage: &llmtest.Usage{Input: 1000, CacheRead: 2000, Output: 10}},
-		finalReport(StatusSuccess, "Done."),
+		llmtest.Report(config.FormatMarkdown, StatusSuccess, "Done."),
 	))
 	res := h.run("Echo x.")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -582,7 +582,7 @@ func TestAnOutputSchemaThatRefersToSiblingFilesValidatesReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	report := func(severity string) llmtest.Reply {
-		return callTool(FinalReportTool, jsonArgs(map[string]any{"status": "success", "report_format": "json",
+		return llmtest.Call(FinalReportTool, jsonArgs(map[string]any{"status": "success", "report_format": "json",
 			"content_json": map[string]any{"title": "db down", "severity": severity}}))
 	}
 	h := newHarness(t, script(report("apocalyptic"), report("high")))

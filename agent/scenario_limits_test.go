@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/tools"
 )
 
@@ -36,10 +37,10 @@ func TestAModelThatNeverReportsGetsAFinalTurnAndOneRetry(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, withTools(toolbox{"work": tt.tool}), withAgent(func(a *config.Agent) { a.MaxTurns = 3 }), script(
-				callTool("test__work", `{"text":"1"}`),
-				callTool("test__work", `{"text":"2"}`),
-				callTool("test__work", `{"text":"3"}`), // final turn: refused
-				callTool("test__work", `{"text":"4"}`), // the retry: refused
+				llmtest.Call("test__work", `{"text":"1"}`),
+				llmtest.Call("test__work", `{"text":"2"}`),
+				llmtest.Call("test__work", `{"text":"3"}`), // final turn: refused
+				llmtest.Call("test__work", `{"text":"4"}`), // the retry: refused
 			))
 			res := h.run("Work for ever.")
 			wantReport(t, res, tt.status, tt.source)
@@ -85,9 +86,9 @@ func TestAnEmptyFinalReportOnTheLastChanceIsNotAdopted(t *testing.T) {
 	// Even at the last chance, a report without an answer is refused; the
 	// last tool result is better than nothing.
 	h := newHarness(t, withTools(toolbox{"echo": echo()}), withAgent(func(a *config.Agent) { a.MaxTurns = 2 }), script(
-		callTool("test__echo", `{"text":"facts"}`),
-		callTool(FinalReportTool, `{"status":"success","report_format":"markdown"}`),
-		callTool(FinalReportTool, `{"status":"success","report_format":"markdown","report_content":""}`),
+		llmtest.Call("test__echo", `{"text":"facts"}`),
+		llmtest.Call(FinalReportTool, `{"status":"success","report_format":"markdown"}`),
+		llmtest.Call(FinalReportTool, `{"status":"success","report_format":"markdown","report_content":""}`),
 	))
 	res := h.run("Go.")
 	wantReport(t, res, StatusPartial, SourceToolMessage)
@@ -121,7 +122,7 @@ func TestTaskStatusForcesTheFinalTurnOnlyWhenCompleteReadyAndDone(t *testing.T) 
 			t.Parallel()
 			h := newHarness(t, withTools(toolbox{"echo": echo()}),
 				withAgent(func(a *config.Agent) { a.Tools = []string{"test__*", "agent__*"} }),
-				script(callTool(TaskStatusTool, jsonArgs(tt.status)), finalReport(StatusSuccess, "Done.")))
+				script(llmtest.Call(TaskStatusTool, jsonArgs(tt.status)), llmtest.Report(config.FormatMarkdown, StatusSuccess, "Done.")))
 			res := h.run("Go.")
 			wantReport(t, res, StatusSuccess, SourceToolCall)
 			wantTurns(t, res, 2)
@@ -159,7 +160,7 @@ func TestTaskStatusWithBadArgumentsIsExplainedAndForcesNothing(t *testing.T) {
 	t.Parallel()
 	args := `{"status":"done","ready_for_final_report":"yes"}`
 	h := newHarness(t, withAgent(func(a *config.Agent) { a.Tools = []string{TaskStatusTool} }),
-		script(callTool(TaskStatusTool, args), finalReport(StatusSuccess, "Done.")))
+		script(llmtest.Call(TaskStatusTool, args), llmtest.Report(config.FormatMarkdown, StatusSuccess, "Done.")))
 	res := h.run("Go.")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
 	reqs := h.wantRequests(2)
@@ -186,7 +187,7 @@ func TestTheContextGuardForcesTheFinalTurn(t *testing.T) {
 	t.Run("on the first turn when the prompt does not fit", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, withTools(toolbox{"echo": echo()}), withAgent(smallWindow),
-			script(finalReport(StatusPartial, "Too much to read.")))
+			script(llmtest.Report(config.FormatMarkdown, StatusPartial, "Too much to read.")))
 		res := h.run("Summarise: " + words)
 		wantReport(t, res, StatusPartial, SourceToolCall)
 		wantTurns(t, res, 1)
@@ -203,7 +204,7 @@ func TestTheContextGuardForcesTheFinalTurn(t *testing.T) {
 	t.Run("on the next turn when a tool result fills the window", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, withTools(toolbox{"read": constant(tools.Result{Content: words}), "echo": echo()}), withAgent(smallWindow),
-			script(callTool("test__read", `{}`), finalReport(StatusPartial, "Read part of it.")))
+			script(llmtest.Call("test__read", `{}`), llmtest.Report(config.FormatMarkdown, StatusPartial, "Read part of it.")))
 		res := h.run("Read the file.")
 		wantReport(t, res, StatusPartial, SourceToolCall)
 		wantTurns(t, res, 2)

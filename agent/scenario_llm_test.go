@@ -36,7 +36,7 @@ func TestTransientModelFailuresAreRetriedAndTheSessionSucceeds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, script(tt.failure, finalReport(StatusSuccess, "Answered on the second try.")))
+			h := newHarness(t, script(tt.failure, llmtest.Report(config.FormatMarkdown, StatusSuccess, "Answered on the second try.")))
 			res := h.run("Answer.")
 			wantReport(t, res, StatusSuccess, SourceToolCall)
 			if res.Report.Content != "Answered on the second try." || res.Err != nil {
@@ -79,7 +79,7 @@ func TestAFailingModelFallsBackToTheNextOne(t *testing.T) {
 				"primary": newProvider(t, wireOpenAI, "primary", primary),
 				"backup":  newProvider(t, wireOpenAI, "backup", h.srv),
 			}
-			h.srv.Push(finalReport(StatusSuccess, "From the backup."))
+			h.srv.Push(llmtest.Report(config.FormatMarkdown, StatusSuccess, "From the backup."))
 			res := h.run("Answer.")
 			wantReport(t, res, StatusSuccess, SourceToolCall)
 			if n := len(primary.Requests()); n != 1 {
@@ -193,7 +193,7 @@ func TestASlowModelIsCutOffAtTheLLMTimeoutAndRetried(t *testing.T) {
 					// Long enough for a prompt answer even on a loaded machine.
 					a.LLMTimeout = config.Duration(time.Second)
 					a.MaxRetries = 1
-				}), script(tt.slow, finalReport(StatusSuccess, "Quick this time.")))
+				}), script(tt.slow, llmtest.Report(config.FormatMarkdown, StatusSuccess, "Quick this time.")))
 				res := h.run("Answer.")
 				wantReport(t, res, StatusSuccess, SourceToolCall)
 				h.wantRequests(2)
@@ -231,7 +231,7 @@ func TestCancellingTheContextEndsTheSessionPromptly(t *testing.T) {
 			}}}
 			return func(c *harnessConfig) {
 					withTools(box)(c)
-					script(callTool("test__slow", `{}`))(c)
+					script(llmtest.Call("test__slow", `{}`))(c)
 				}, func(*harness) <-chan struct{} {
 					return started
 				}
@@ -309,7 +309,7 @@ func TestTheAnthropicWireCarriesTheSameSession(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, overAnthropic(), withTools(toolbox{"echo": echo()}), script(
 			llmtest.Reply{Text: "Let me check.", ToolCalls: []llmtest.ToolCall{tc("test__echo", `{"text":"ping"}`)}},
-			finalReport(StatusSuccess, "The echo said ping."),
+			llmtest.Report(config.FormatMarkdown, StatusSuccess, "The echo said ping."),
 		))
 		res := h.run("Echo ping.")
 		wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -334,7 +334,7 @@ func TestTheAnthropicWireCarriesTheSameSession(t *testing.T) {
 	})
 	t.Run("an overloaded model is retried", func(t *testing.T) {
 		t.Parallel()
-		h := newHarness(t, overAnthropic(), script(llmtest.Reply{ErrorType: "overloaded_error"}, finalReport(StatusSuccess, "Done.")))
+		h := newHarness(t, overAnthropic(), script(llmtest.Reply{ErrorType: "overloaded_error"}, llmtest.Report(config.FormatMarkdown, StatusSuccess, "Done.")))
 		res := h.run("Answer.")
 		wantReport(t, res, StatusSuccess, SourceToolCall)
 		h.wantRequests(2)
@@ -353,8 +353,8 @@ func TestTheAnthropicWireCarriesTheSameSession(t *testing.T) {
 	t.Run("the final turn requires the final report", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, overAnthropic(), withTools(toolbox{"echo": echo()}), withAgent(func(a *config.Agent) { a.MaxTurns = 1 }), script(
-			callTool("test__echo", `{"text":"x"}`),
-			finalReport(StatusPartial, "Partial."),
+			llmtest.Call("test__echo", `{"text":"x"}`),
+			llmtest.Report(config.FormatMarkdown, StatusPartial, "Partial."),
 		))
 		res := h.run("Answer.")
 		wantReport(t, res, StatusPartial, SourceToolCall)
@@ -371,7 +371,7 @@ func TestTheAnthropicWireCarriesTheSameSession(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, overAnthropic(), withTools(toolbox{"echo": echo()}), script(
 			llmtest.Reply{ChunkSize: 4, ToolCalls: []llmtest.ToolCall{tc("test__echo", `{"text": "pi`)}},
-			finalReport(StatusSuccess, "Recovered."),
+			llmtest.Report(config.FormatMarkdown, StatusSuccess, "Recovered."),
 		))
 		res := h.run("Answer.")
 		wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -385,7 +385,7 @@ func TestTheAnthropicWireCarriesTheSameSession(t *testing.T) {
 	})
 	t.Run("an empty reply is told and the session goes on", func(t *testing.T) {
 		t.Parallel()
-		h := newHarness(t, overAnthropic(), script(text(""), finalReport(StatusSuccess, "Done.")))
+		h := newHarness(t, overAnthropic(), script(text(""), llmtest.Report(config.FormatMarkdown, StatusSuccess, "Done.")))
 		res := h.run("Answer.")
 		wantReport(t, res, StatusSuccess, SourceToolCall)
 		reqs := h.wantRequests(2)
@@ -402,7 +402,7 @@ func TestAModelUnknownToTheProviderFallsBackToTheNextModelThere(t *testing.T) {
 		if r.Model == "retired-model" {
 			return llmtest.Reply{ErrorType: "model_not_found"}
 		}
-		return finalReport(StatusSuccess, "From the second model.")
+		return llmtest.Report(config.FormatMarkdown, StatusSuccess, "From the second model.")
 	})
 	res := h.run("Answer.")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -417,9 +417,9 @@ func TestSessionsOfOneRunnerRunConcurrently(t *testing.T) {
 	h := newHarness(t, withTools(toolbox{"echo": echo()}))
 	h.srv.Respond(func(r *llmtest.Recorded) llmtest.Reply {
 		if len(toolResults(r)) == 0 {
-			return callTool("test__echo", jsonArgs(map[string]string{"text": r.Messages[0].Content}))
+			return llmtest.Call("test__echo", jsonArgs(map[string]string{"text": r.Messages[0].Content}))
 		}
-		return finalReport(StatusSuccess, "Answer to "+toolResults(r)[0].Content)
+		return llmtest.Report(config.FormatMarkdown, StatusSuccess, "Answer to "+toolResults(r)[0].Content)
 	})
 	const n = 8
 	results := make(chan *Result, n)
@@ -456,7 +456,7 @@ func TestAToolCallWithoutAnIDStillGetsItsResult(t *testing.T) {
 		chunk(`{}`, `"tool_calls"`) + "data: [DONE]\n\n"
 	h := newHarness(t, withTools(toolbox{"echo": echo()}), script(
 		llmtest.Reply{Raw: sse, ContentType: "text/event-stream"},
-		finalReport(StatusSuccess, "Done."),
+		llmtest.Report(config.FormatMarkdown, StatusSuccess, "Done."),
 	))
 	res := h.run("Go.")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -473,7 +473,7 @@ func TestOverAnthropicAnInjectedMessageIsAnsweredNotContinued(t *testing.T) {
 	// turn as a prefill to continue (and newer models refuse it). After a
 	// text reply the loop's instruction must therefore reach the model in a
 	// turn of its own, not only in the system prompt.
-	jsonFinal := callTool(FinalReportTool, `{"status":"success","report_format":"json","content_json":{"answer":"yes","confidence":1}}`)
+	jsonFinal := llmtest.Call(FinalReportTool, `{"status":"success","report_format":"json","content_json":{"answer":"yes","confidence":1}}`)
 	tests := []struct {
 		name   string
 		agent  func(*config.Agent)
@@ -481,10 +481,10 @@ func TestOverAnthropicAnInjectedMessageIsAnsweredNotContinued(t *testing.T) {
 		final  llmtest.Reply
 		inject string
 	}{
-		{"a restriction reminder", restricted(3), text("The answer is 42."), finalReport(StatusSuccess, "Done."), config.DefaultRestrictionMessage},
+		{"a restriction reminder", restricted(3), text("The answer is 42."), llmtest.Report(config.FormatMarkdown, StatusSuccess, "Done."), config.DefaultRestrictionMessage},
 		{"a refused json answer", jsonAgent, text("Yes."), jsonFinal, "Your answer was not accepted"},
 		{"the final-turn retry", func(a *config.Agent) { a.RestrictOutput = true; a.MaxTurns = 1 }, text("Still no report."),
-			finalReport(StatusSuccess, "Done."), finalRetryMessage},
+			llmtest.Report(config.FormatMarkdown, StatusSuccess, "Done."), finalRetryMessage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -510,9 +510,9 @@ func TestAConversationMovesToAnotherWireFormatWhenTheFirstProviderFails(t *testi
 	h := newHarness(t, withTools(toolbox{"echo": echo()}), withAgent(func(a *config.Agent) {
 		a.Models = []string{"primary/" + testModel, "backup/" + testModel}
 	}))
-	primary := llmtest.NewServer(t, callTool("test__echo", `{"text":"ping"}`))
+	primary := llmtest.NewServer(t, llmtest.Call("test__echo", `{"text":"ping"}`))
 	primary.Respond(func(*llmtest.Recorded) llmtest.Reply { return llmtest.Reply{Status: 500} })
-	backup := llmtest.NewServer(t, finalReport(StatusSuccess, "Claude finished it."))
+	backup := llmtest.NewServer(t, llmtest.Report(config.FormatMarkdown, StatusSuccess, "Claude finished it."))
 	h.runner.Providers = map[string]llm.Provider{
 		"primary": newProvider(t, wireOpenAI, "primary", primary),
 		"backup":  newProvider(t, wireAnthropic, "backup", backup),

@@ -59,7 +59,7 @@ func TestAPanicInOneCallOfABatchBecomesThatCallsErrorWhileTheOtherCallsAndTheSes
 					map[string]any{"tool": "test__boom", "parameters": map[string]any{"text": "boom"}},
 					map[string]any{"tool": "test__echo", "parameters": map[string]any{"text": "after"}},
 				}})}}},
-				finalReport(StatusSuccess, "Two of three answered."),
+				llmtest.Report(config.FormatMarkdown, StatusSuccess, "Two of three answered."),
 			))
 			log, buf := bufferLogger()
 			h.runner.Log, h.watch = log, c.watch
@@ -93,7 +93,7 @@ func TestAPanicInATurnsOnlyToolCallBecomesItsErrorAndTheSessionGoesOn(t *testing
 			t.Parallel()
 			h := newHarness(t, withTools(toolbox{"boom": c.boom}), withAgent(func(a *config.Agent) { a.Tools = []string{"test__*"} }), script(
 				llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_boom", Name: "test__boom", Arguments: `{"text":"boom"}`}}},
-				finalReport(StatusSuccess, "Answered without it."),
+				llmtest.Report(config.FormatMarkdown, StatusSuccess, "Answered without it."),
 			))
 			log, buf := bufferLogger()
 			h.runner.Log, h.watch = log, c.watch

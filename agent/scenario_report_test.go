@@ -14,11 +14,20 @@ import (
 
 // Scenarios of agent__final_report: the regular way a session ends.
 
+// The scripted model's report replies name the tool the session offers, or
+// every test that answers through them would be testing a stranger.
+func TestTheScriptedModelsReportToolIsTheSessions(t *testing.T) {
+	t.Parallel()
+	if llmtest.FinalReportTool != FinalReportTool {
+		t.Fatalf("llmtest reports through %q, the session offers %q", llmtest.FinalReportTool, FinalReportTool)
+	}
+}
+
 func TestAToolCallThenAFinalReportEndsWithTheReportFromTheCall(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, withTools(toolbox{"echo": echo()}), script(
-		callTool("test__echo", `{"text":"ping"}`),
-		finalReport(StatusSuccess, "The echo said **ping**."),
+		llmtest.Call("test__echo", `{"text":"ping"}`),
+		llmtest.Report(config.FormatMarkdown, StatusSuccess, "The echo said **ping**."),
 	))
 	res := h.run("Echo ping, then report.")
 
@@ -77,7 +86,7 @@ func TestFinalReportAliasesAndAMismatchedFormatAreNormalised(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, script(callTool(FinalReportTool, jsonArgs(tt.args))))
+			h := newHarness(t, script(llmtest.Call(FinalReportTool, jsonArgs(tt.args))))
 			res := h.run("Answer.")
 			wantReport(t, res, tt.args["status"].(string), SourceToolCall)
 			if res.Report.Format != config.FormatMarkdown || res.Report.Content != tt.content {
@@ -116,7 +125,7 @@ func TestASlackFinalReportKeepsItsMessagesOrFallsBackToReportContent(t *testing.
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, withFormat(config.FormatSlackBlockKit), script(callTool(FinalReportTool, tt.args)))
+			h := newHarness(t, withFormat(config.FormatSlackBlockKit), script(llmtest.Call(FinalReportTool, tt.args)))
 			res := h.run("Answer in Slack.")
 			wantReport(t, res, StatusSuccess, SourceToolCall)
 			if res.Report.Format != config.FormatSlackBlockKit || res.Report.Content != tt.content {
@@ -174,8 +183,8 @@ func TestAnIncompleteFinalReportIsRefusedWithItsProblemsAndTheFixIsAccepted(t *t
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, script(
-				callTool(FinalReportTool, tt.args),
-				finalReport(StatusSuccess, "The fixed answer."),
+				llmtest.Call(FinalReportTool, tt.args),
+				llmtest.Report(config.FormatMarkdown, StatusSuccess, "The fixed answer."),
 			))
 			res := h.run("Answer.")
 			wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -214,7 +223,7 @@ func TestAJSONSessionChecksContentJSONAgainstTheOutputSchema(t *testing.T) {
 	t.Parallel()
 	good := map[string]any{"answer": "yes", "confidence": 0.9}
 	jsonReport := func(v any) llmtest.Reply {
-		return callTool(FinalReportTool, jsonArgs(map[string]any{"status": "success", "report_format": "json", "content_json": v}))
+		return llmtest.Call(FinalReportTool, jsonArgs(map[string]any{"status": "success", "report_format": "json", "content_json": v}))
 	}
 	tests := []struct {
 		name  string
@@ -223,7 +232,7 @@ func TestAJSONSessionChecksContentJSONAgainstTheOutputSchema(t *testing.T) {
 		told []string
 	}{
 		{"report_content instead of content_json is refused",
-			callTool(FinalReportTool, `{"status":"success","report_format":"json","report_content":"yes"}`),
+			llmtest.Call(FinalReportTool, `{"status":"success","report_format":"json","report_content":"yes"}`),
 			[]string{"The final report was not accepted:\n- content_json must be a JSON object with the answer (got nothing)"}},
 		{"content_json that breaks the schema gets diagnostics naming the paths",
 			jsonReport(map[string]any{"answer": 42, "confidence": 2}),
@@ -264,7 +273,7 @@ func TestAJSONSessionChecksContentJSONAgainstTheOutputSchema(t *testing.T) {
 
 func TestContentJSONGivenAsAJSONStringIsDecoded(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, withAgent(jsonAgent), script(callTool(FinalReportTool,
+	h := newHarness(t, withAgent(jsonAgent), script(llmtest.Call(FinalReportTool,
 		jsonArgs(map[string]any{"status": "success", "report_format": "json", "content_json": `{"answer":"yes","confidence":0.5}`}))))
 	res := h.run("Answer as JSON.")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -282,8 +291,8 @@ func TestAtTheLastChanceAReportThatStillBreaksTheSchemaIsKeptWithItsErrors(t *te
 	t.Parallel()
 	bad := jsonArgs(map[string]any{"status": "success", "report_format": "json", "content_json": map[string]any{"answer": 7}})
 	h := newHarness(t, withAgent(func(a *config.Agent) { jsonAgent(a); a.MaxTurns = 1 }), script(
-		callTool(FinalReportTool, bad),
-		callTool(FinalReportTool, bad),
+		llmtest.Call(FinalReportTool, bad),
+		llmtest.Call(FinalReportTool, bad),
 	))
 	res := h.run("Answer as JSON.")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -327,8 +336,8 @@ func TestAtTheLastChanceABadStatusIsAcceptedAsPartial(t *testing.T) {
 	t.Parallel()
 	args := `{"status":"finished","report_format":"markdown","report_content":"Most of it."}`
 	h := newHarness(t, withAgent(func(a *config.Agent) { a.MaxTurns = 1 }), script(
-		callTool(FinalReportTool, args),
-		callTool(FinalReportTool, args),
+		llmtest.Call(FinalReportTool, args),
+		llmtest.Call(FinalReportTool, args),
 	))
 	res := h.run("Answer.")
 	wantReport(t, res, StatusPartial, SourceToolCall)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/llmtest"
 )
@@ -22,7 +23,7 @@ func TestARouterHandsTheRequestToItsDestinationWithItsNote(t *testing.T) {
 	}
 	h := newTeam(t, []member{
 		as(routerNamed("triage", "billing", "support"), use(handOffTo("billing", "They want a refund for March."), 300, 20)),
-		as(agentNamed("billing"), use(finalReport(StatusSuccess, "Refunded."), 700, 40)),
+		as(agentNamed("billing"), use(llmtest.Report(config.FormatMarkdown, StatusSuccess, "Refunded."), 700, 40)),
 		as(agentNamed("support")),
 	})
 	history := []llm.Message{{Role: llm.RoleUser, Content: "Hi, I was charged twice."}, {Role: llm.RoleAssistant, Content: "Sorry to hear that. What do you need?"}}
@@ -95,7 +96,7 @@ func TestAHandoffToAnUnknownDestinationIsRefusedAndTheRouterCanFixIt(t *testing.
 	h := newTeam(t, []member{
 		as(routerNamed("triage", "billing", "support"), bad, handOffTo("support", "")),
 		as(agentNamed("billing")),
-		as(agentNamed("support"), finalReport(StatusSuccess, "Restarted it.")),
+		as(agentNamed("support"), llmtest.Report(config.FormatMarkdown, StatusSuccess, "Restarted it.")),
 	})
 	res := h.run("It is broken.")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -114,8 +115,8 @@ func TestHandoffsBetweenRoutersStopAtTheMaximumDepth(t *testing.T) {
 	h := newTeam(t, []member{
 		as(routerNamed("front", "desk"), handOffTo("desk", "")),
 		as(routerNamed("desk", "expert"), llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_deep", Name: HandoffTool, Arguments: `{"agent":"expert"}`}}},
-			finalReport(StatusSuccess, "Answered at the desk.")),
-		as(agentNamed("expert"), finalReport(StatusSuccess, "Expert answer.")),
+			llmtest.Report(config.FormatMarkdown, StatusSuccess, "Answered at the desk.")),
+		as(agentNamed("expert"), llmtest.Report(config.FormatMarkdown, StatusSuccess, "Expert answer.")),
 	})
 	h.runner.MaxDepth = 2
 	res := h.run("Question.")
@@ -136,7 +137,7 @@ func TestARouterCycleIsRefused(t *testing.T) {
 	h := newTeam(t, []member{
 		as(routerNamed("front", "desk"), handOffTo("desk", "")),
 		as(routerNamed("desk", "front"), llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_back", Name: HandoffTool, Arguments: `{"agent":"front"}`}}},
-			finalReport(StatusSuccess, "Answered at the desk.")),
+			llmtest.Report(config.FormatMarkdown, StatusSuccess, "Answered at the desk.")),
 	})
 	res := h.run("Question.")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -148,7 +149,7 @@ func TestARouterCycleIsRefused(t *testing.T) {
 func TestASubAgentThatIsARouterAnswersThroughItsDestination(t *testing.T) {
 	t.Parallel()
 	h := newTeam(t, []member{
-		as(agentNamed("planner", "triage"), askWithID("call_t", "triage", "Refund question."), finalReport(StatusSuccess, "Done.")),
+		as(agentNamed("planner", "triage"), askWithID("call_t", "triage", "Refund question."), llmtest.Report(config.FormatMarkdown, StatusSuccess, "Done.")),
 		as(routerNamed("triage", "billing"), handOffTo("billing", "")),
 		as(agentNamed("billing"), subReport(StatusSuccess, "Refund issued.")),
 	})
@@ -166,8 +167,8 @@ func TestAHandoffInsideABatchIsRefused(t *testing.T) {
 	router := routerNamed("triage", "billing")
 	router.Tools = []string{BatchTool}
 	h := newTeam(t, []member{
-		as(router, callTool(BatchTool, jsonArgs(map[string]any{"calls": []map[string]any{
-			{"tool": HandoffTool, "parameters": map[string]any{"agent": "billing"}}}})), finalReport(StatusSuccess, "Myself.")),
+		as(router, llmtest.Call(BatchTool, jsonArgs(map[string]any{"calls": []map[string]any{
+			{"tool": HandoffTool, "parameters": map[string]any{"agent": "billing"}}}})), llmtest.Report(config.FormatMarkdown, StatusSuccess, "Myself.")),
 		as(agentNamed("billing")),
 	})
 	res := h.run("Go.")

@@ -25,7 +25,7 @@ func TestASubAgentsReportIsTheCallersToolResult(t *testing.T) {
 	h := newTeam(t, []member{
 		as(agentNamed("planner", "researcher"),
 			askWithID("call_r", "researcher", "Find the answer to life."),
-			finalReport(StatusSuccess, "The researcher says 42.")),
+			llmtest.Report(config.FormatMarkdown, StatusSuccess, "The researcher says 42.")),
 		as(agentNamed("researcher"), subReport(StatusSuccess, "It is 42.")),
 	})
 	res := h.run("What is the answer?")
@@ -82,7 +82,7 @@ func TestASubAgentsReportIsTheCallersToolResult(t *testing.T) {
 func TestAFailedSubAgentIsAnErrorResultTheCallerCanRecoverFrom(t *testing.T) {
 	t.Parallel()
 	h := newTeam(t, []member{
-		as(agentNamed("planner", "researcher"), askWithID("call_r", "researcher", "Find it."), finalReport(StatusPartial, "Could not find it.")),
+		as(agentNamed("planner", "researcher"), askWithID("call_r", "researcher", "Find it."), llmtest.Report(config.FormatMarkdown, StatusPartial, "Could not find it.")),
 		as(agentNamed("researcher"), subReport(StatusFailure, "Nothing found.")),
 	}, overAnthropic()) // Anthropic's tool_result carries is_error
 	wantReport(t, h.run("Find it."), StatusPartial, SourceToolCall)
@@ -101,7 +101,7 @@ func TestSubAgentUsageAndCostAddUpInTheCaller(t *testing.T) {
 		return r
 	}
 	h := newTeam(t, []member{
-		as(agentNamed("planner", "researcher"), use(ask("researcher", "Look."), 1000, 50), use(finalReport(StatusSuccess, "Done."), 1200, 60)),
+		as(agentNamed("planner", "researcher"), use(ask("researcher", "Look."), 1000, 50), use(llmtest.Report(config.FormatMarkdown, StatusSuccess, "Done."), 1200, 60)),
 		as(agentNamed("researcher", "fetcher"), use(ask("fetcher", "Fetch."), 500, 20), use(subReport(StatusSuccess, "Looked."), 600, 30)),
 		as(agentNamed("fetcher"), use(subReport(StatusSuccess, "Fetched."), 100, 10)),
 	})
@@ -126,8 +126,8 @@ func TestSubAgentUsageAndCostAddUpInTheCaller(t *testing.T) {
 func TestTheSubAgentsTreeHangsUnderItsCall(t *testing.T) {
 	t.Parallel()
 	h := newTeam(t, []member{
-		as(agentNamed("planner", "researcher"), ask("researcher", "Look."), finalReport(StatusSuccess, "Done.")),
-		as(agentNamed("researcher"), callTool("test__echo", `{"text":"hi"}`), subReport(StatusSuccess, "Looked.")),
+		as(agentNamed("planner", "researcher"), ask("researcher", "Look."), llmtest.Report(config.FormatMarkdown, StatusSuccess, "Done.")),
+		as(agentNamed("researcher"), llmtest.Call("test__echo", `{"text":"hi"}`), subReport(StatusSuccess, "Looked.")),
 	}, withTools(toolbox{"echo": echo()}))
 	res := h.run("Go.")
 	call := findOp(res.Tree, "tool", SubAgentPrefix+"researcher")
@@ -168,7 +168,7 @@ func TestACycleOfSubAgentsIsRefusedWhenItWouldRun(t *testing.T) {
 	t.Parallel()
 	// Built in code, so that no configuration check stands in the way.
 	h := newTeam(t, []member{
-		as(agentNamed("planner", "researcher"), ask("researcher", "Look."), finalReport(StatusSuccess, "Done.")),
+		as(agentNamed("planner", "researcher"), ask("researcher", "Look."), llmtest.Report(config.FormatMarkdown, StatusSuccess, "Done.")),
 		as(agentNamed("researcher", "planner"), askWithID("call_back", "planner", "Plan."), subReport(StatusSuccess, "Did it myself.")),
 	})
 	wantReport(t, h.run("Go."), StatusSuccess, SourceToolCall)
@@ -184,7 +184,7 @@ func TestACycleOfSubAgentsIsRefusedWhenItWouldRun(t *testing.T) {
 func TestSubAgentsNestOnlyToTheMaximumDepth(t *testing.T) {
 	t.Parallel()
 	h := newTeam(t, []member{
-		as(agentNamed("a", "b"), ask("b", "B."), finalReport(StatusSuccess, "A done.")),
+		as(agentNamed("a", "b"), ask("b", "B."), llmtest.Report(config.FormatMarkdown, StatusSuccess, "A done.")),
 		as(agentNamed("b", "c"), ask("c", "C."), subReport(StatusSuccess, "B done.")),
 		as(agentNamed("c", "d"), askWithID("call_d", "d", "D."), subReport(StatusSuccess, "C done.")),
 		as(agentNamed("d"), subReport(StatusSuccess, "D done.")),
@@ -220,18 +220,18 @@ func TestTheDefaultDepthIsThree(t *testing.T) {
 func TestSubAgentsRunInsideABatchAndInParallel(t *testing.T) {
 	t.Parallel()
 	meet := newBarrier(2)
-	batch := callTool(BatchTool, jsonArgs(map[string]any{"calls": []map[string]any{
+	batch := llmtest.Call(BatchTool, jsonArgs(map[string]any{"calls": []map[string]any{
 		{"tool": SubAgentPrefix + "left", "parameters": map[string]any{"prompt": "Go left."}},
 		{"tool": SubAgentPrefix + "right", "parameters": map[string]any{"prompt": "Go right."}},
 	}}))
 	planner := agentNamed("planner", "left", "right")
 	planner.Tools = []string{BatchTool}
 	h := newTeam(t, []member{
-		as(planner, batch, finalReport(StatusSuccess, "Both back.")),
+		as(planner, batch, llmtest.Report(config.FormatMarkdown, StatusSuccess, "Both back.")),
 		// Each waits at the barrier until the other arrives: run one
 		// after the other, they would never get there.
-		as(agentNamed("left"), callTool("test__meet", `{"who":"left"}`), subReport(StatusSuccess, "Left is clear.")),
-		as(agentNamed("right"), callTool("test__meet", `{"who":"right"}`), subReport(StatusSuccess, "Right is clear.")),
+		as(agentNamed("left"), llmtest.Call("test__meet", `{"who":"left"}`), subReport(StatusSuccess, "Left is clear.")),
+		as(agentNamed("right"), llmtest.Call("test__meet", `{"who":"right"}`), subReport(StatusSuccess, "Right is clear.")),
 	}, withTools(toolbox{"meet": meet.meet()}))
 	wantReport(t, h.run("Look both ways."), StatusSuccess, SourceToolCall)
 	got := lastToolResult(t, h.requestsOf("planner")[1])
@@ -257,7 +257,7 @@ func TestCancellingTheCallerStopsTheSubAgent(t *testing.T) {
 	}}
 	h := newTeam(t, []member{
 		as(agentNamed("planner", "researcher"), ask("researcher", "Look.")),
-		as(agentNamed("researcher"), callTool("test__stuck", `{}`)),
+		as(agentNamed("researcher"), llmtest.Call("test__stuck", `{}`)),
 	}, withTools(toolbox{"stuck": stuck}))
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -283,8 +283,8 @@ func TestCancellingTheCallerStopsTheSubAgent(t *testing.T) {
 func TestASubAgentsLogLinesSayWhereItSits(t *testing.T) {
 	t.Parallel()
 	h := newTeam(t, []member{
-		as(agentNamed("planner", "researcher"), askWithID("call_r", "researcher", "Look."), finalReport(StatusSuccess, "Done.")),
-		as(agentNamed("researcher"), callTool("test__echo", `{"text":"hi"}`), subReport(StatusSuccess, "Looked.")),
+		as(agentNamed("planner", "researcher"), askWithID("call_r", "researcher", "Look."), llmtest.Report(config.FormatMarkdown, StatusSuccess, "Done.")),
+		as(agentNamed("researcher"), llmtest.Call("test__echo", `{"text":"hi"}`), subReport(StatusSuccess, "Looked.")),
 	}, withTools(toolbox{"echo": echo()}))
 	log, buf := infoLogger()
 	h.runner.Log = log
@@ -323,8 +323,8 @@ func TestASubAgentKeepsTimeForItsReportWithinTheCallersTimeLimit(t *testing.T) {
 	researcher.MaxSessionDuration = config.Duration(time.Hour) // bounded by the planner's instead
 	researcher.ToolTimeout = config.Duration(time.Hour)
 	h := newTeam(t, []member{
-		as(planner, askWithID("call_r", "researcher", "Look."), finalReport(StatusSuccess, "Done.")),
-		as(researcher, callTool("test__stuck", `{}`), subReport(StatusPartial, "Ran out of time; partial answer.")),
+		as(planner, askWithID("call_r", "researcher", "Look."), llmtest.Report(config.FormatMarkdown, StatusSuccess, "Done.")),
+		as(researcher, llmtest.Call("test__stuck", `{}`), subReport(StatusPartial, "Ran out of time; partial answer.")),
 	}, withTools(toolbox{"stuck": stuck}))
 	start := time.Now()
 	res := h.run("Go.")

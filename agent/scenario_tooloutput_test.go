@@ -145,12 +145,12 @@ func TestAnOversizedResultIsStoredAndExtractedOnDemand(t *testing.T) {
 		last := toolResults(r)
 		switch {
 		case len(last) == 0:
-			return callTool("test__catalog", `{}`)
+			return llmtest.Call("test__catalog", `{}`)
 		case strings.HasPrefix(last[len(last)-1].Content, "Tool output is too large"):
 			handle = handleIn(t, r)
-			return callTool(ToolOutputTool, jsonArgs(map[string]any{"handle": handle, "extract": "the most expensive item"}))
+			return llmtest.Call(ToolOutputTool, jsonArgs(map[string]any{"handle": handle, "extract": "the most expensive item"}))
 		}
-		return finalReport("success", "The gadget, at 99.")
+		return llmtest.Report(config.FormatMarkdown, "success", "The gadget, at 99.")
 	})
 	res := h.run("What is the most expensive item?")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -225,11 +225,11 @@ func TestAHugeSingleLineGoesFullChunkedWithOneReduce(t *testing.T) {
 		last := toolResults(r)
 		switch {
 		case len(last) == 0:
-			return callTool("test__dump", `{}`)
+			return llmtest.Call("test__dump", `{}`)
 		case strings.HasPrefix(last[len(last)-1].Content, "Tool output is too large"):
-			return callTool(ToolOutputTool, jsonArgs(map[string]any{"handle": handleIn(t, r), "extract": "what rows are there"}))
+			return llmtest.Call(ToolOutputTool, jsonArgs(map[string]any{"handle": handleIn(t, r), "extract": "what rows are there"}))
 		}
-		return finalReport("success", "done")
+		return llmtest.Report(config.FormatMarkdown, "success", "done")
 	})
 	res := h.run("Summarise the dump.")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -273,22 +273,22 @@ func TestMultiLineTextIsSearchedWithReadAndGrep(t *testing.T) {
 					t.Errorf("no handle in the read-grep prompt:\n%s", r.System)
 					return llmtest.Reply{}
 				}
-				return callTool("Grep", jsonArgs(map[string]any{"pattern": "ERROR", "path": handle[1]}))
+				return llmtest.Call("Grep", jsonArgs(map[string]any{"pattern": "ERROR", "path": handle[1]}))
 			}
 			mu.Lock()
 			grepResult = res[len(res)-1].Content
 			mu.Unlock()
-			return callTool(FinalReportTool, jsonArgs(map[string]any{"status": "success", "report_format": "text",
+			return llmtest.Call(FinalReportTool, jsonArgs(map[string]any{"status": "success", "report_format": "text",
 				"report_content": "One error: disk full on /var/lib/data at 11:40."}))
 		}
 		last := toolResults(r)
 		switch {
 		case len(last) == 0:
-			return callTool("test__logs", `{}`)
+			return llmtest.Call("test__logs", `{}`)
 		case strings.HasPrefix(last[len(last)-1].Content, "Tool output is too large"):
-			return callTool(ToolOutputTool, jsonArgs(map[string]any{"handle": handleIn(t, r), "extract": "every ERROR line"}))
+			return llmtest.Call(ToolOutputTool, jsonArgs(map[string]any{"handle": handleIn(t, r), "extract": "every ERROR line"}))
 		}
-		return finalReport("success", "The disk is full.")
+		return llmtest.Report(config.FormatMarkdown, "success", "The disk is full.")
 	})
 	res := h.run("Any errors in the logs?")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -321,11 +321,11 @@ func TestAFailedStrategyFallsBackToTruncateWithAWarning(t *testing.T) {
 		last := toolResults(r)
 		switch {
 		case len(last) == 0:
-			return callTool("test__blob", `{}`)
+			return llmtest.Call("test__blob", `{}`)
 		case strings.HasPrefix(last[len(last)-1].Content, "Tool output is too large"):
-			return callTool(ToolOutputTool, jsonArgs(map[string]any{"handle": handleIn(t, r), "extract": "the markers"}))
+			return llmtest.Call(ToolOutputTool, jsonArgs(map[string]any{"handle": handleIn(t, r), "extract": "the markers"}))
 		}
-		return finalReport("partial", "Only the ends were readable.")
+		return llmtest.Report(config.FormatMarkdown, "partial", "Only the ends were readable.")
 	})
 	res := h.run("Read the blob.")
 	wantReport(t, res, StatusPartial, SourceToolCall)
@@ -365,17 +365,17 @@ func TestOneHandleAnswersSeveralExtractionsAndAnUnknownOneFails(t *testing.T) {
 		step++
 		switch step {
 		case 1:
-			return callTool("test__kv", `{}`)
+			return llmtest.Call("test__kv", `{}`)
 		case 2:
 			h := handleIn(t, r)
 			// Twice the same handle in one batch, and a handle that was never given.
-			return callTool(BatchTool, jsonArgs(map[string]any{"calls": []map[string]any{
+			return llmtest.Call(BatchTool, jsonArgs(map[string]any{"calls": []map[string]any{
 				{"tool": ToolOutputTool, "parameters": map[string]any{"handle": h, "extract": "keys"}},
 				{"tool": ToolOutputTool, "parameters": map[string]any{"handle": h, "extract": "values"}},
 				{"tool": ToolOutputTool, "parameters": map[string]any{"handle": "00000000-0000-0000-0000-000000000000", "extract": "x"}},
 			}}))
 		}
-		return finalReport("success", "done")
+		return llmtest.Report(config.FormatMarkdown, "success", "done")
 	})
 	res := h.run("Look.")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -394,7 +394,7 @@ func TestAResultWithMoreTokensThanTheContextHasRoomForIsStored(t *testing.T) {
 	h := newHarness(t, withTools(toolbox{"words": bigResult(doc)}), withAgent(func(a *config.Agent) {
 		a.ContextWindow, a.MaxOutputTokens, a.ContextBuffer = 6000, 1000, 0
 		a.ToolOutput = config.ToolOutput{MaxBytes: 100000, MaxChunksForFullMode: 1, OverlapPercent: 10}
-	}), script(callTool("test__words", `{}`), finalReport("success", "stored")))
+	}), script(llmtest.Call("test__words", `{}`), llmtest.Report(config.FormatMarkdown, "success", "stored")))
 	withToolOutput(t, h)
 	res := h.run("Words?")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -409,7 +409,7 @@ func TestWithToolOutputOffResultsAreCutAsBefore(t *testing.T) {
 	doc := "HEAD " + strings.Repeat("y", 40000) + " TAIL"
 	h := newHarness(t, withTools(toolbox{"big": bigResult(doc)}), withAgent(func(a *config.Agent) {
 		a.ToolOutput = config.ToolOutput{Enabled: &off, MaxBytes: 2000}
-	}), script(callTool("test__big", `{}`), finalReport("success", "cut")))
+	}), script(llmtest.Call("test__big", `{}`), llmtest.Report(config.FormatMarkdown, "success", "cut")))
 	runDir := withToolOutput(t, h)
 	h.run("Big?")
 	got := lastToolResult(t, h.srv.Last())
@@ -429,17 +429,17 @@ func TestStoredResultsAreRemovedHoweverTheSessionEnds(t *testing.T) {
 		run  func(h *harness)
 	}{
 		{"after a failure: the model stops answering", func(h *harness) {
-			h.srv.Push(callTool("test__big", `{}`), llmtest.Reply{Status: 500}, llmtest.Reply{Status: 500}, llmtest.Reply{Status: 500})
+			h.srv.Push(llmtest.Call("test__big", `{}`), llmtest.Reply{Status: 500}, llmtest.Reply{Status: 500}, llmtest.Reply{Status: 500})
 			h.run("Go.")
 		}},
 		{"after cancellation", func(h *harness) {
 			ctx, cancel := context.WithCancel(context.Background())
-			h.srv.Push(callTool("test__big", `{}`))
+			h.srv.Push(llmtest.Call("test__big", `{}`))
 			h.srv.Respond(func(*llmtest.Recorded) llmtest.Reply { cancel(); return llmtest.Reply{Delay: 10e9} })
 			h.runCtx(ctx, "Go.")
 		}},
 		{"after a tool panicked beside it", func(h *harness) {
-			h.srv.Push(callTools(tc("test__big", `{}`), tc("test__boom", `{}`)), finalReport("success", "ok"))
+			h.srv.Push(llmtest.Calls(tc("test__big", `{}`), tc("test__boom", `{}`)), llmtest.Report(config.FormatMarkdown, "success", "ok"))
 			h.run("Go.")
 		}},
 	}
@@ -487,10 +487,10 @@ func TestToolOutputIsNotOfferedOnTheFinalTurn(t *testing.T) {
 	withToolOutput(t, h)
 	h.srv.Respond(func(r *llmtest.Recorded) llmtest.Reply {
 		if len(toolResults(r)) == 0 {
-			return callTool("test__big", `{}`)
+			return llmtest.Call("test__big", `{}`)
 		}
 		// On the final turn the model still tries: refused.
-		return callTools(tc(ToolOutputTool, jsonArgs(map[string]any{"handle": handleIn(t, r), "extract": "q"})),
+		return llmtest.Calls(tc(ToolOutputTool, jsonArgs(map[string]any{"handle": handleIn(t, r), "extract": "q"})),
 			tc(FinalReportTool, reportArgs("partial", "Out of turns.")))
 	})
 	res := h.run("Go.")
@@ -527,11 +527,11 @@ func TestTheReadGrepAgentMayAnswerInTheExtractionsWrapper(t *testing.T) {
 		last := toolResults(r)
 		switch {
 		case len(last) == 0:
-			return callTool("test__rows", `{}`)
+			return llmtest.Call("test__rows", `{}`)
 		case strings.HasPrefix(last[len(last)-1].Content, "Tool output is too large"):
-			return callTool(ToolOutputTool, jsonArgs(map[string]any{"handle": handleIn(t, r), "extract": "any row not ok", "mode": "read-grep"}))
+			return llmtest.Call(ToolOutputTool, jsonArgs(map[string]any{"handle": handleIn(t, r), "extract": "any row not ok", "mode": "read-grep"}))
 		}
-		return finalReport("success", "All rows are ok.")
+		return llmtest.Report(config.FormatMarkdown, "success", "All rows are ok.")
 	})
 	res := h.run("Rows?")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -555,11 +555,11 @@ func TestAFailedExtractionCallIsExplainedWithoutItsAddress(t *testing.T) {
 		last := toolResults(r)
 		switch {
 		case len(last) == 0:
-			return callTool("test__blob", `{}`)
+			return llmtest.Call("test__blob", `{}`)
 		case strings.HasPrefix(last[len(last)-1].Content, "Tool output is too large"):
-			return callTool(ToolOutputTool, jsonArgs(map[string]any{"handle": handleIn(t, r), "extract": "anything"}))
+			return llmtest.Call(ToolOutputTool, jsonArgs(map[string]any{"handle": handleIn(t, r), "extract": "anything"}))
 		}
-		return finalReport("partial", "The model service failed.")
+		return llmtest.Report(config.FormatMarkdown, "partial", "The model service failed.")
 	})
 	h.run("Read.")
 	got := lastToolResult(t, h.srv.Last())

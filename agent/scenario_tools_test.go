@@ -49,21 +49,21 @@ func TestBadToolCallsAreExplainedToTheModelAndTheSessionGoesOn(t *testing.T) {
 			llmtest.Reply{ChunkSize: 3, ToolCalls: []llmtest.ToolCall{tc("test__echo", `{"text": "pi`)}},
 			modelMessage(t, "test__echo", `{"text": "pi`, ""), tools.FailBadJSON},
 		{"JSON with trailing garbage",
-			callTool("test__echo", `{"text":"a"} {"text":"b"}`),
+			llmtest.Call("test__echo", `{"text":"a"} {"text":"b"}`),
 			modelMessage(t, "test__echo", `{"text":"a"} {"text":"b"}`, ""), tools.FailBadJSON},
 		{"arguments that are an array",
-			callTool("test__echo", `["ping"]`),
+			llmtest.Call("test__echo", `["ping"]`),
 			modelMessage(t, "test__echo", `["ping"]`, ""), tools.FailBadJSON},
 		{"a tool that does not exist",
-			callTool("test__nope", `{}`), unknown, tools.FailUnknownTool},
+			llmtest.Call("test__nope", `{}`), unknown, tools.FailUnknownTool},
 		{"arguments of the wrong type",
-			callTool("test__echo", `{"text": 5}`),
+			llmtest.Call("test__echo", `{"text": 5}`),
 			modelMessage(t, "test__echo", `{"text": 5}`, textArgs), tools.FailInvalidArgs},
 		{"a missing required argument",
-			callTool("test__echo", ``),
+			llmtest.Call("test__echo", ``),
 			modelMessage(t, "test__echo", ``, textArgs), tools.FailInvalidArgs},
 		{"an argument the schema does not allow",
-			callTool("test__echo", `{"text":"a","loud":true}`),
+			llmtest.Call("test__echo", `{"text":"a","loud":true}`),
 			modelMessage(t, "test__echo", `{"text":"a","loud":true}`, textArgs), tools.FailInvalidArgs},
 	}
 	for _, tt := range tests {
@@ -76,7 +76,7 @@ func TestBadToolCallsAreExplainedToTheModelAndTheSessionGoesOn(t *testing.T) {
 				ran.Add(1)
 				return inner(ctx, a)
 			}}
-			h := newHarness(t, withTools(box), script(tt.call, finalReport(StatusSuccess, "Recovered.")))
+			h := newHarness(t, withTools(box), script(tt.call, llmtest.Report(config.FormatMarkdown, StatusSuccess, "Recovered.")))
 			res := h.run("Go.")
 			wantReport(t, res, StatusSuccess, SourceToolCall)
 			wantTurns(t, res, 2)
@@ -122,7 +122,7 @@ func TestToolFailuresReachTheModelAndTheSessionGoesOn(t *testing.T) {
 						a.ToolTimeout = config.Duration(50 * time.Millisecond)
 					}
 				}),
-				script(callTool("test__it", `{}`), finalReport(StatusFailure, "The tool failed.")))
+				script(llmtest.Call("test__it", `{}`), llmtest.Report(config.FormatMarkdown, StatusFailure, "The tool failed.")))
 			res := h.run("Use the tool.")
 			wantReport(t, res, StatusFailure, SourceToolCall)
 			wantTurns(t, res, 2)
@@ -144,7 +144,7 @@ func TestAToolThatReturnsNothingStillAnswersTheCall(t *testing.T) {
 		t.Run(string(w), func(t *testing.T) {
 			t.Parallel()
 			opts := []option{withTools(toolbox{"quiet": constant(tools.Result{})}),
-				script(callTool("test__quiet", `{}`), finalReport(StatusSuccess, "Nothing came back."))}
+				script(llmtest.Call("test__quiet", `{}`), llmtest.Report(config.FormatMarkdown, StatusSuccess, "Nothing came back."))}
 			if w == wireAnthropic {
 				opts = append(opts, overAnthropic())
 			}
@@ -172,7 +172,7 @@ func TestCallsBeyondMaxToolCallsPerTurnAreRefused(t *testing.T) {
 			{ID: "c2", Name: "test__count", Arguments: `{}`},
 			{ID: "c3", Name: "test__count", Arguments: `{}`},
 		}},
-		finalReport(StatusSuccess, "Counted twice."),
+		llmtest.Report(config.FormatMarkdown, StatusSuccess, "Counted twice."),
 	))
 	res := h.run("Count three times.")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -197,7 +197,7 @@ func TestToolCallsOfOneTurnRunInParallel(t *testing.T) {
 			{ID: "a", Name: "test__meet", Arguments: `{"who":"a"}`},
 			{ID: "b", Name: "test__meet", Arguments: `{"who":"b"}`},
 		}},
-		finalReport(StatusSuccess, "Both met."),
+		llmtest.Report(config.FormatMarkdown, StatusSuccess, "Both met."),
 	))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -258,8 +258,8 @@ func TestOnTheFinalTurnOnlyTheFinalReportMayBeCalled(t *testing.T) {
 		return tools.Result{Content: "echo"}, nil
 	}}}
 	h := newHarness(t, withTools(box), withAgent(func(a *config.Agent) { a.MaxTurns = 1 }), script(
-		callTool("test__echo", `{"text":"sneak"}`),
-		finalReport(StatusPartial, "Out of turns."),
+		llmtest.Call("test__echo", `{"text":"sneak"}`),
+		llmtest.Report(config.FormatMarkdown, StatusPartial, "Out of turns."),
 	))
 	res := h.run("Go.")
 	wantReport(t, res, StatusPartial, SourceToolCall)
@@ -293,7 +293,7 @@ func TestBatchRunsItsCallsInParallelAndJoinsTheResultsInOrder(t *testing.T) {
 			map[string]any{"tool": "test__echo", "parameters": map[string]any{"text": "between"}},
 			map[string]any{"tool": "test__meet", "parameters": map[string]any{"who": "b"}},
 		}})}}},
-		finalReport(StatusSuccess, "Batch done."),
+		llmtest.Report(config.FormatMarkdown, StatusSuccess, "Batch done."),
 	))
 	// Sequential calls would wait at the barrier until the tool timeout:
 	// the deadline makes such a regression fail rather than hang.
@@ -351,7 +351,7 @@ func TestBatchRefusesNestingAndTheFinalReportAndReportsUnknownTools(t *testing.T
 			map[string]any{"tool": "test__nope", "parameters": map[string]any{}},
 			map[string]any{"tool": "test__echo", "parameters": map[string]any{"text": 5}},
 		}})}}},
-		finalReport(StatusSuccess, "The real answer."),
+		llmtest.Report(config.FormatMarkdown, StatusSuccess, "The real answer."),
 	))
 	res := h.run("Go.")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -378,7 +378,7 @@ func TestBatchRefusesMoreCallsThanATurnAllows(t *testing.T) {
 		withAgent(func(a *config.Agent) { batchAgent(a); a.MaxToolCallsPerTurn = 2 }),
 		script(
 			llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_batch", Name: BatchTool, Arguments: jsonArgs(map[string]any{"calls": []any{call, call, call}})}}},
-			finalReport(StatusSuccess, "Done."),
+			llmtest.Report(config.FormatMarkdown, StatusSuccess, "Done."),
 		))
 	res := h.run("Go.")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -391,8 +391,8 @@ func TestBatchRefusesMoreCallsThanATurnAllows(t *testing.T) {
 func TestBuiltinsAreOfferedOnlyWhenAGlobMatchesThem(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, withTools(toolbox{"echo": echo()}), script(
-		callTool(BatchTool, `{"calls":[{"tool":"test__echo","parameters":{"text":"x"}}]}`),
-		finalReport(StatusSuccess, "Done."),
+		llmtest.Call(BatchTool, `{"calls":[{"tool":"test__echo","parameters":{"text":"x"}}]}`),
+		llmtest.Report(config.FormatMarkdown, StatusSuccess, "Done."),
 	))
 	res := h.run("Go.")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -411,7 +411,7 @@ func TestAnOversizedToolResultIsCutAndFlagged(t *testing.T) {
 	t.Parallel()
 	big := strings.Repeat("0123456789", 100)
 	h := newHarness(t, withToolOptions(tools.Options{MaxResultBytes: 200}), withTools(toolbox{"big": constant(tools.Result{Content: big})}),
-		script(callTool("test__big", `{}`), finalReport(StatusSuccess, "Read it.")))
+		script(llmtest.Call("test__big", `{}`), llmtest.Report(config.FormatMarkdown, StatusSuccess, "Read it.")))
 	res := h.run("Read.")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
 	reqs := h.wantRequests(2)

@@ -78,9 +78,9 @@ func TestAnAgentWithGitHubsWholeAPISearchesForItsTool(t *testing.T) {
 		withTools(githubtest.Provider(t, api.URL)),
 		withAgent(func(a *config.Agent) { a.Tools = []string{"rest__*"}; openAILimit(a) }),
 		script(
-			callTool(SearchTool, `{"query":"list the issues of a repository"}`),
-			callTool(want, `{"owner":"octo","repo":"hello"}`),
-			finalReport("success", "One open issue: #7 The build is red."),
+			llmtest.Call(SearchTool, `{"query":"list the issues of a repository"}`),
+			llmtest.Call(want, `{"owner":"octo","repo":"hello"}`),
+			llmtest.Report(config.FormatMarkdown, "success", "One open issue: #7 The build is red."),
 		))
 	res := h.run("Which issues are open in octo/hello?")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -174,9 +174,9 @@ func TestAnAgentWithTenMCPServersSearchesForItsTool(t *testing.T) {
 			openAILimit(a)
 		}),
 		script(
-			callTool(SearchTool, `{"query":"set a reminder in my calendar","namespaces":["calendar"]}`),
-			callTool(want, `{"reminder_id":"standup"}`),
-			finalReport("success", "Reminder set."),
+			llmtest.Call(SearchTool, `{"query":"set a reminder in my calendar","namespaces":["calendar"]}`),
+			llmtest.Call(want, `{"reminder_id":"standup"}`),
+			llmtest.Report(config.FormatMarkdown, "success", "Reminder set."),
 		))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -222,11 +222,11 @@ func TestToolSearchLoadsWhatItFindsAndForgetsTheLeastRecentlyUsed(t *testing.T) 
 		withTools(searchBox(200)),
 		withAgent(func(a *config.Agent) { a.ToolSearchLoaded = 6; a.MaxToolCallsPerTurn = 10 }),
 		script(
-			callTool("test__tool000_weather", `{"text":"too early"}`),
-			callTool(SearchTool, `{"query":"weather"}`),
-			callTool("test__tool000_weather", `{"text":"now"}`),
-			callTool(SearchTool, `{"query":"stocks"}`),
-			finalReport("success", "done"),
+			llmtest.Call("test__tool000_weather", `{"text":"too early"}`),
+			llmtest.Call(SearchTool, `{"query":"weather"}`),
+			llmtest.Call("test__tool000_weather", `{"text":"now"}`),
+			llmtest.Call(SearchTool, `{"query":"stocks"}`),
+			llmtest.Report(config.FormatMarkdown, "success", "done"),
 		))
 	res := h.run("go")
 	wantReport(t, res, StatusSuccess, SourceToolCall)
@@ -314,14 +314,14 @@ func TestToolSearchNeverReachesToolsTheAgentMayNotCall(t *testing.T) {
 		withTools(box),
 		withAgent(func(a *config.Agent) { a.Tools = []string{"test__tool*"}; a.ToolSearch = config.ToolSearchAlways }),
 		script(
-			callTools(
+			llmtest.Calls(
 				tc(SearchTool, `{"query":"admin drop database"}`),
 				tc(SearchTool, `{"query":"weather","namespaces":["admin","../etc"]}`),
 				tc(SearchTool, `{"query":"`+strings.Repeat("weather ", 500)+`"}`),
 				tc(SearchTool, `{"query":""}`),
 				tc("test__admin_drop_database", `{"text":"x"}`),
 			),
-			finalReport("success", "done"),
+			llmtest.Report(config.FormatMarkdown, "success", "done"),
 		))
 	h.run("go")
 	reqs := h.wantRequests(2)
@@ -358,7 +358,7 @@ func TestFoundToolsNeverTakeMoreThanTheirShareOfTheWindow(t *testing.T) {
 	heavy := describedToolbox{searchBox(100), "Weather forecast. " + strings.Repeat("Forecasts the weather for a city, hour by hour, with wind and rain. ", 100)}
 	h := newHarness(t, withTools(heavy),
 		withAgent(func(a *config.Agent) { a.ContextWindow, a.MaxOutputTokens, a.ContextBuffer = 20000, 1000, 200 }),
-		script(callTool(SearchTool, `{"query":"weather forecast"}`), finalReport("success", "done")))
+		script(llmtest.Call(SearchTool, `{"query":"weather forecast"}`), llmtest.Report(config.FormatMarkdown, "success", "done")))
 	h.run("go")
 	reqs := h.wantRequests(2)
 	if n := strings.Count(lastToolResult(t, reqs[1]), "\n- "); n != 5 {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/tools"
 )
 
@@ -71,7 +72,7 @@ func TestToolsThatAppearOrDisappearAreOfferedFromTheNextSession(t *testing.T) {
 	t.Parallel()
 	box := &liveBox{names: []string{"alpha"}}
 	h := newHarness(t, withTools(box), withAgent(func(a *config.Agent) { a.Tools = []string{"live__*"} }), script(
-		finalReport(StatusSuccess, "one"), finalReport(StatusSuccess, "two"), finalReport(StatusSuccess, "three"),
+		llmtest.Report(config.FormatMarkdown, StatusSuccess, "one"), llmtest.Report(config.FormatMarkdown, StatusSuccess, "two"), llmtest.Report(config.FormatMarkdown, StatusSuccess, "three"),
 	))
 	h.run("First.")
 	box.set("alpha", "beta") // the server restarted with a new tool
@@ -100,7 +101,7 @@ func TestProviderInstructionsJoinThePromptOfAgentsOfferedTheirTools(t *testing.T
 			t.Parallel()
 			box := &liveBox{names: []string{"search"}, instructions: guidance}
 			h := newHarness(t, withTools(box, toolbox{"echo": echo()}), withAgent(func(a *config.Agent) { a.Tools = tt.globs }),
-				script(finalReport(StatusSuccess, "Done.")))
+				script(llmtest.Report(config.FormatMarkdown, StatusSuccess, "Done.")))
 			h.run("Go.")
 			sys := h.wantRequests(1)[0].System
 			if got := strings.Contains(sys, guidance); got != tt.want {
@@ -118,9 +119,9 @@ func TestToolEventsAndLogsTellTheQueueAndTheCache(t *testing.T) {
 	box := &liveBox{names: []string{"lookup"}, queue: "slow", cacheTTL: time.Hour}
 	h := newHarness(t, withTools(box), withAgent(func(a *config.Agent) { a.Tools = []string{"live__*"} }),
 		withToolOptions(tools.Options{Queues: map[string]int{"slow": 1}}), script(
-			callTool("live__lookup", `{"q":"x"}`),
-			callTool("live__lookup", `{"q":"x"}`),
-			finalReport(StatusSuccess, "Done."),
+			llmtest.Call("live__lookup", `{"q":"x"}`),
+			llmtest.Call("live__lookup", `{"q":"x"}`),
+			llmtest.Report(config.FormatMarkdown, StatusSuccess, "Done."),
 		))
 	log, buf := bufferLogger()
 	h.runner.Log = log

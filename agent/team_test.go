@@ -96,12 +96,12 @@ func (h *harness) requestsOf(name string) []*llmtest.Recorded {
 
 // subReport is a reply that delivers a sub-agent's report.
 func subReport(status, content string) llmtest.Reply {
-	return callTool(FinalReportTool, jsonArgs(map[string]any{"status": status, "report_format": config.FormatSubAgent, "report_content": content}))
+	return llmtest.Call(FinalReportTool, jsonArgs(map[string]any{"status": status, "report_format": config.FormatSubAgent, "report_content": content}))
 }
 
 // ask is a reply that calls sub-agent name with prompt.
 func ask(name, prompt string) llmtest.Reply {
-	return callTool(SubAgentPrefix+name, jsonArgs(map[string]any{"prompt": prompt}))
+	return llmtest.Call(SubAgentPrefix+name, jsonArgs(map[string]any{"prompt": prompt}))
 }
 
 // askWithID is ask with a call id of the test's choosing.
@@ -115,7 +115,7 @@ func handOffTo(dest, message string) llmtest.Reply {
 	if message != "" {
 		args["message"] = message
 	}
-	return callTool(HandoffTool, jsonArgs(args))
+	return llmtest.Call(HandoffTool, jsonArgs(args))
 }
 
 // eventsOf returns the events agent name emitted.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # slack-load.sh: end-to-end load of the Slack headend — the real bot over
-# Socket Mode against the emulator (slack/slacktest) with the fake model
+# Socket Mode against the emulator (slack/emulator) with the fake model
 # (llm/llmtest), all in one process — and the median of COUNT runs of each
 # figure. Targets: ≥ 500 sessions/s with a zero-latency model, ack p99
 # ≤ 5 ms, ≤ 64 KB heap per in-flight session. BenchmarkReplicas runs the

@@ -154,12 +154,12 @@ func TestInTheBrowserAMentionIsAnsweredLiveAndAFollowUpInTheThread(t *testing.T)
 	var release sync.Once
 	t.Cleanup(func() { release.Do(func() { close(hold) }) }) // before the world stops
 	var calls atomic.Int32
-	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
 		if calls.Add(1) == 1 {
 			<-hold // long enough for the progress message to be seen
 			return answerWithTable()
 		}
-		return slackReport([]any{map[string]any{"blocks": []any{section("A follow-up answer: *still green*.")}}})
+		return llmtest.SlackReport([]any{map[string]any{"blocks": []any{llmtest.Section("A follow-up answer: *still green*.")}}})
 	})
 	b := newBrowser(t, w.page.URL)
 	b.say("composer", "@slackbot is the build green?")
@@ -218,12 +218,12 @@ func TestInTheBrowserAMentionIsAnsweredLiveAndAFollowUpInTheThread(t *testing.T)
 func TestInTheBrowserStopEndsASlowSessionWithItsReport(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	w.model.Respond(slow)
+	w.Model.Respond(slow)
 	b := newBrowser(t, w.page.URL)
 	b.say("composer", "@slackbot take your time")
 	stop := thread + ` [data-action-id="slackbot_stop"]`
 	b.waitFor("the Stop button", stop)
-	if _, err := w.model.WaitContext(b.ctx, 1); err != nil {
+	if _, err := w.Model.WaitContext(b.ctx, 1); err != nil {
 		t.Fatal(err)
 	}
 	b.run("press Stop", chromedp.Click(chromedp.CSS(stop)))

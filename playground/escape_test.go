@@ -18,11 +18,11 @@ func TestModelAndToolErrorTextInTheSessionTreeIsEscaped(t *testing.T) {
 	w := newWorld(t)
 	const toolName = `<img src=x onerror=alert(1)>`
 	const modelError = `<script>alert(2)</script>`
-	w.model.Push(
-		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: toolName, Arguments: `{}`}}},
+	w.Model.Push(
+		llmtest.Call(toolName, `{}`),
 		llmtest.Reply{Status: 400, ErrorType: "invalid_request_error", ErrorMessage: modelError},
 	)
-	ts := w.srv.Mention(playground.General, playground.User, "break things")
+	ts := w.Slack.Mention(playground.General, playground.User, "break things")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var last string

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/slackbot/slackbot/slack"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 )
 
 // view is everything the page shows for one channel and its open thread,
@@ -142,7 +142,7 @@ func (p *Playground) draw(channel, thread string) view {
 // status is the bot's assistant status in a thread, as Slack shows it
 // under the thread ("slackbot is thinking…"), or "" when it has none.
 func (p *Playground) status(channel, thread string) string {
-	var last *slacktest.Status
+	var last *emulator.Status
 	for _, s := range p.srv.Statuses() {
 		if s.Channel == channel && s.ThreadTS == thread {
 			last = &s

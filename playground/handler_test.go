@@ -18,8 +18,10 @@ import (
 
 	bkhtml "github.com/slackbot/slackbot/blockkit/html"
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/playground"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/bottest"
+	"github.com/slackbot/slackbot/slack/emulator"
 )
 
 func TestThePageShowsTheWorkspaceAndTheComposer(t *testing.T) {
@@ -45,13 +47,13 @@ func TestThePageShowsTheWorkspaceAndTheComposer(t *testing.T) {
 func TestTheEventStreamDeliversTheBotsAnswerAfterAMention(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	w.model.Push(slackReport([]any{map[string]any{"blocks": []any{section("Hello from *the bot*")}}}))
+	w.Model.Push(llmtest.SlackReport([]any{map[string]any{"blocks": []any{llmtest.Section("Hello from *the bot*")}}}))
 	sent := post(t, w.page.URL+"/send", `{"channel":"C0GENERAL","text":"@slackbot hello"}`, http.StatusOK)
 	var resp struct{ TS, Thread string }
 	if err := json.Unmarshal([]byte(sent), &resp); err != nil || resp.Thread == "" {
 		t.Fatalf("send answered %q", sent)
 	}
-	if got := w.srv.Thread(playground.General, resp.TS); len(got) == 0 || !strings.Contains(got[0].Text, "<@"+w.srv.BotUserID()+">") {
+	if got := w.Slack.Thread(playground.General, resp.TS); len(got) == 0 || !strings.Contains(got[0].Text, "<@"+w.Slack.BotUserID()+">") {
 		t.Fatalf("the message did not reach the emulator as a mention: %+v", got)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -69,8 +71,8 @@ func TestTheEventStreamDeliversTheBotsAnswerAfterAMention(t *testing.T) {
 func TestAClickOnStopReachesTheEmulatorAndStopsTheSession(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	w.model.Respond(slow)
-	ts := w.srv.Mention(playground.General, playground.User, "take your time")
+	w.Model.Respond(slow)
+	ts := w.Slack.Mention(playground.General, playground.User, "take your time")
 	progress := w.progressOf(ts)
 	post(t, w.page.URL+"/click", `{"channel":"C0GENERAL","ts":"`+progress.TS+`","action_id":"no_such_button"}`, http.StatusNotFound)
 	post(t, w.page.URL+"/click", `{"channel":"C0GENERAL","ts":"`+progress.TS+`","action_id":"slackbot_stop"}`, http.StatusNoContent)
@@ -80,11 +82,11 @@ func TestAClickOnStopReachesTheEmulatorAndStopsTheSession(t *testing.T) {
 func TestAClickOnAFeedbackButtonIsRecordedAndThanked(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	w.model.Push(slackReport([]any{map[string]any{"blocks": []any{section("an answer to rate")}}}))
-	ts := w.srv.Mention(playground.General, playground.User, "rate this")
-	var answer slacktest.Message
-	w.waitFor("the answer with its feedback buttons", func() bool {
-		for _, m := range w.srv.Thread(playground.General, ts) {
+	w.Model.Push(llmtest.SlackReport([]any{map[string]any{"blocks": []any{llmtest.Section("an answer to rate")}}}))
+	ts := w.Slack.Mention(playground.General, playground.User, "rate this")
+	var answer emulator.Message
+	w.Eventually("the answer with its feedback buttons", func() bool {
+		for _, m := range w.Slack.Thread(playground.General, ts) {
 			if m.BotID != "" && strings.Contains(string(m.Blocks), `"feedback_buttons"`) {
 				answer = m
 				return true
@@ -95,8 +97,8 @@ func TestAClickOnAFeedbackButtonIsRecordedAndThanked(t *testing.T) {
 	// The value the page's button carries, as the page's script sends it.
 	value := attrAfter(t, string(bkhtml.Options{}.Message(answer.Blocks, answer.Text)), `bk-feedback-negative`, `data-value="`)
 	post(t, w.page.URL+"/click", `{"channel":"C0GENERAL","ts":"`+answer.TS+`","action_id":"slackbot_feedback","value":"`+value+`"}`, http.StatusNoContent)
-	w.waitFor("the thanks", func() bool {
-		for _, e := range w.srv.Ephemerals() {
+	w.Eventually("the thanks", func() bool {
+		for _, e := range w.Slack.Ephemerals() {
 			if e.User == playground.User && e.ThreadTS == ts && strings.Contains(e.Text, "Thanks for the feedback") {
 				return true
 			}
@@ -104,7 +106,7 @@ func TestAClickOnAFeedbackButtonIsRecordedAndThanked(t *testing.T) {
 		return false
 	})
 	_, id, _ := strings.Cut(value, ":")
-	rec, found, err := w.store.Session(context.Background(), id)
+	rec, found, err := w.Store.Session(context.Background(), id)
 	if err != nil || !found || len(rec.Feedback) != 1 || rec.Feedback[0].User != playground.User || rec.Feedback[0].Value != "negative" {
 		t.Fatalf("session %q holds %+v (found %v, %v)", id, rec.Feedback, found, err)
 	}
@@ -113,14 +115,14 @@ func TestAClickOnAFeedbackButtonIsRecordedAndThanked(t *testing.T) {
 func TestTheSlashCommandOpensTheThreadTheBotStarts(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	w.model.Push(slackReport([]any{map[string]any{"blocks": []any{section("an answer")}}}))
+	w.Model.Push(llmtest.SlackReport([]any{map[string]any{"blocks": []any{llmtest.Section("an answer")}}}))
 	sent := post(t, w.page.URL+"/send", `{"channel":"C0GENERAL","text":"/ask what is up"}`, http.StatusOK)
 	var resp struct{ Thread string }
 	_ = json.Unmarshal([]byte(sent), &resp)
 	if resp.Thread == "" {
 		t.Fatalf("no thread to open after the slash command: %s", sent)
 	}
-	root := w.srv.Thread(playground.General, resp.Thread)
+	root := w.Slack.Thread(playground.General, resp.Thread)
 	if len(root) == 0 || root[0].BotID == "" || !strings.Contains(root[0].Text+string(root[0].Blocks), "what is up") {
 		t.Fatalf("the thread is not the bot's post of the question: %+v", root)
 	}
@@ -136,7 +138,7 @@ func TestSendRefusesUnknownChannelsAndEmptyText(t *testing.T) {
 
 func TestTheSetupNoticeSaysWhatToSet(t *testing.T) {
 	t.Parallel()
-	srv, err := slacktest.New(slacktest.Options{})
+	srv, err := emulator.New(emulator.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +279,7 @@ func stream(ctx context.Context, t *testing.T, address string) <-chan sse {
 
 func TestARefusalShowsAsAMessageOnlyThePersonSees(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, func(c *config.Config) { c.Slack.Allow.Users = []string{"U0SOMEONEELSE"} })
+	w := newWorld(t, bottest.WithConfig(func(c *config.Config) { c.Slack.Allow.Users = []string{"U0SOMEONEELSE"} }))
 	post(t, w.page.URL+"/send", `{"channel":"C0GENERAL","text":"@slackbot hello"}`, http.StatusOK)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -25,7 +25,7 @@ import (
 	"github.com/slackbot/slackbot/agent"
 	bkhtml "github.com/slackbot/slackbot/blockkit/html"
 	"github.com/slackbot/slackbot/slack"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 )
 
 // The workspace the page shows.
@@ -44,7 +44,7 @@ var web embed.FS
 // Options configure a Playground.
 type Options struct {
 	// Server is the emulator the bot is connected to.
-	Server *slacktest.Server
+	Server *emulator.Server
 	// SlashCommand is the bot's command; default /ask.
 	SlashCommand string
 	// Setup, when not empty, is shown above the messages: what to set for
@@ -56,7 +56,7 @@ type Options struct {
 
 // Playground serves the page. Its Observe method is the bot's Observer.
 type Playground struct {
-	srv      *slacktest.Server
+	srv      *emulator.Server
 	slash    string
 	setup    []string
 	log      *zap.Logger
@@ -179,7 +179,9 @@ func (p *Playground) slashCommand(r *http.Request, channel, text string) string 
 	_ = p.srv.WaitFor(ctx, func() bool {
 		msgs := p.srv.Messages(channel)
 		for _, m := range msgs[min(before, len(msgs)):] {
-			if m.BotID != "" && m.ThreadTS == "" {
+			// A root that already has the answer below it carries its
+			// own ts as thread_ts, as in Slack.
+			if m.BotID != "" && (m.ThreadTS == "" || m.ThreadTS == m.TS) {
 				thread = m.TS
 				return true
 			}

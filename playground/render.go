@@ -11,7 +11,7 @@ import (
 	"time"
 
 	bkhtml "github.com/slackbot/slackbot/blockkit/html"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 )
 
 var pages = template.Must(template.ParseFS(web, "web/page.html", "web/message.html"))
@@ -66,7 +66,7 @@ type messageView struct {
 }
 
 // fragment draws one message for the list or the thread pane.
-func (p *Playground) fragment(m slacktest.Message, inList bool, replies int, reactions []string) string {
+func (p *Playground) fragment(m emulator.Message, inList bool, replies int, reactions []string) string {
 	v := messageView{Channel: m.Channel, TS: m.TS, ThreadTS: m.ThreadTS, Bot: m.BotID != "",
 		Author: p.author(m), Time: stamp(m.TS), Edited: len(m.History) > 0,
 		Content: p.drawer.Message(m.Blocks, m.Text), Reactions: reactions, Replies: replies, InList: inList}
@@ -83,7 +83,7 @@ func (p *Playground) fragment(m slacktest.Message, inList bool, replies int, rea
 
 // ephemeral draws a message the bot sent to the page's user alone (a
 // refusal, "only the person who asked can stop this"), as Slack shows it.
-func (p *Playground) ephemeral(e slacktest.Ephemeral, inList bool) string {
+func (p *Playground) ephemeral(e emulator.Ephemeral, inList bool) string {
 	v := messageView{Channel: e.Channel, TS: e.TS, ThreadTS: e.ThreadTS, Bot: true, Author: "slackbot", Initial: "S",
 		Time: stamp(e.TS), Content: p.drawer.Message(e.Blocks, e.Text), InList: inList, Ephemeral: true}
 	var b bytes.Buffer
@@ -118,7 +118,7 @@ func blockKitCSS(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write([]byte(bkhtml.CSS))
 }
 
-func (p *Playground) author(m slacktest.Message) string {
+func (p *Playground) author(m emulator.Message) string {
 	switch {
 	case m.BotID != "" || m.User == p.srv.BotUserID():
 		return "slackbot"

@@ -10,12 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack"
-	"github.com/slackbot/slackbot/slack/slacktest"
-	"github.com/slackbot/slackbot/state"
+	"github.com/slackbot/slackbot/slack/bottest"
+	"github.com/slackbot/slackbot/slack/emulator"
 )
 
 // cuttableAPI is a Web API behind a proxy that can be cut, as a replica
@@ -52,49 +51,49 @@ func newCuttableAPI(t *testing.T, apiURL string) *cuttableAPI {
 func TestTheProgressMessageOfASessionThatDiedIsSettledWhenTheNextSessionInItsThreadStarts(t *testing.T) {
 	t.Parallel()
 	var api *cuttableAPI
-	w := newWorldAt(t, nil, state.NewMemory(), func(o *slack.Options) {
+	w := bottest.Start(t, bottest.WithBot(func(o *slack.Options) {
 		// The first replica reaches the Web API through the proxy; the
 		// one started later goes straight to the emulator.
 		api = newCuttableAPI(t, o.Config.Slack.APIURL)
 		cfg := *o.Config
 		cfg.Slack.APIURL = api.URL + "/api/"
 		o.Config = &cfg
-	}, func(c *config.Config, _ *agent.Runner) {
+	}), bottest.WithConfig(func(c *config.Config) {
 		// Bounds the wait should the dead replica keep its thread's lease.
 		c.State.LeaseTTL = config.Duration(3 * time.Second)
-	})
-	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+	}))
+	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
 		if strings.Contains(lastUserText(r), "take your time") {
 			return llmtest.Reply{Text: "slow", Delay: time.Minute}
 		}
-		return textReport("Still here.")
+		return llmtest.TextReport("Still here.")
 	})
-	ts := w.srv.Mention(channel, asker, "take your time")
-	progress := w.progressMessage(ts)
-	w.model.Wait(1)
+	ts := w.Slack.Mention(channel, asker, "take your time")
+	progress := w.ProgressMessage(channel, ts)
+	w.Model.Wait(1)
 
 	// The replica loses Slack and stops: nothing it says reaches the thread.
 	api.cut.Store(true)
-	w.shutdown()
-	w.waitFor("the dead replica's socket to close", func() bool { return w.srv.Connections() == 0 })
-	working := func() (slacktest.Message, bool) {
-		for _, m := range w.srv.Thread(channel, ts) {
+	w.Shutdown()
+	w.Eventually("the dead replica's socket to close", func() bool { return w.Slack.Connections() == 0 })
+	working := func() (emulator.Message, bool) {
+		for _, m := range w.Slack.Thread(channel, ts) {
 			if m.TS == progress.TS {
 				return m, strings.Contains(string(m.Blocks), "slackbot_stop")
 			}
 		}
 		t.Fatalf("the progress message %s is gone", progress.TS)
-		return slacktest.Message{}, false
+		return emulator.Message{}, false
 	}
 	if _, ok := working(); !ok {
 		t.Fatal("the progress message was settled by a replica that could not reach Slack: the test proves nothing")
 	}
 
-	w.replicaOn(w.store)
-	w.srv.Reply(channel, ts, asker, "<@"+w.srv.BotUserID()+"> are you still there?")
-	w.answered(channel, ts, "Still here")
+	w.Replica()
+	w.Slack.Reply(channel, ts, asker, "<@"+w.Slack.BotUserID()+"> are you still there?")
+	w.Answered(channel, ts, "Still here")
 	m, stillWorking := working()
-	if stillWorking || !strings.Contains(messageText(m), "No answer: the bot stopped while working on this") {
-		t.Fatalf("the dead session's progress message was not settled when the next session started:\n%s", messageText(m))
+	if stillWorking || !strings.Contains(bottest.MessageText(m), "No answer: the bot stopped while working on this") {
+		t.Fatalf("the dead session's progress message was not settled when the next session started:\n%s", bottest.MessageText(m))
 	}
 }

@@ -26,7 +26,7 @@ import (
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack"
 	"github.com/slackbot/slackbot/slack/bottest"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/state/redistest"
 )
@@ -214,7 +214,7 @@ func BenchmarkInFlightMemory(b *testing.B) {
 // sessions at once, progress refreshes too rare to matter, and no logging
 // beyond counting answers.
 type loadWorld struct {
-	srv      *slacktest.Server
+	srv      *emulator.Server
 	model    *llmtest.Server
 	stop     context.CancelFunc // stops every bot
 	done     chan error         // one value per bot when it stops
@@ -238,7 +238,7 @@ func newLoadWorld(b *testing.B) *loadWorld {
 // each with a runner of its own, and waits until all are connected.
 func newLoadWorldOn(b *testing.B, stores ...state.Store) *loadWorld {
 	b.Helper()
-	srv, err := slacktest.New(slacktest.Options{})
+	srv, err := emulator.New(emulator.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -482,7 +482,7 @@ func snapshot() usage {
 
 // worldFrames mark an allocation as the emulator's, the fake model's (their
 // HTTP servers included) or this benchmark's, not the bot's.
-var worldFrames = []string{"/slack/slacktest.", "/llm/llmtest.", "net/http.(*conn).serve", "slack_test."}
+var worldFrames = []string{"/slack/emulator.", "/llm/llmtest.", "net/http.(*conn).serve", "slack_test."}
 
 // botHeap sums the in-use bytes of the heap profile whose allocation stack
 // has no frame of the world around the bot.

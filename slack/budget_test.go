@@ -13,8 +13,10 @@ import (
 
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/wait"
 	"github.com/slackbot/slackbot/llm/llmtest"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/bottest"
+	"github.com/slackbot/slackbot/slack/emulator"
 	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/state/redistest"
 )
@@ -44,25 +46,23 @@ func scaled[L any](limits map[string]L, scale func(L) L) map[string]L {
 
 // budgetWorld is a world whose emulator enforces Slack's tiers and whose
 // bot keeps to its own defaults, both at timeScale.
-func budgetWorld(t *testing.T, store state.Store) *world {
-	emulator := scaled(slacktest.SlackLimits(), func(l slacktest.Limit) slacktest.Limit { l.PerMinute *= timeScale; return l })
-	return newWorldAt(t, emulator, store, nil, func(c *config.Config, _ *agent.Runner) {
+func budgetWorld(t *testing.T, store state.Store) *bottest.World {
+	limits := scaled(emulator.SlackLimits(), func(l emulator.Limit) emulator.Limit { l.PerMinute *= timeScale; return l })
+	return bottest.Start(t, bottest.WithRateLimits(limits), bottest.OnStore(store), bottest.WithConfig(func(c *config.Config) {
 		c.Slack.RateLimits = scaled(config.DefaultSlackRateLimits, func(l config.RateLimit) config.RateLimit { l.PerMinute *= timeScale; return l })
 		c.Slack.ProgressInterval = config.Duration(200 * time.Millisecond)
 		c.Slack.MaxConcurrentSessions = budgetSessions
 		c.Slack.ShutdownGrace = config.Duration(20 * time.Second)
 		a := c.Agents[bottestAgent]
 		a.MaxTurns = sessionTurns + 2
+		// Time enough for twenty slow steps on a loaded machine: the test is
+		// about Slack's budgets, not the session's clock.
+		a.MaxSessionDuration = config.Duration(5 * time.Minute)
 		a.Tools = append(a.Tools, agent.TaskStatusTool)
-	})
+	}))
 }
 
 const bottestAgent = "assistant"
-
-// heavy lets one budget test run at a time: each keeps both cores busy for
-// a while, and its 2 s bound is about the bot, not about a twin test
-// competing for the same cores.
-var heavy sync.Mutex
 
 var (
 	questionRe = regexp.MustCompile(`question (\d+)`)
@@ -74,14 +74,18 @@ var (
 // session's final report leaves the model at the same moment, so thirty
 // answers meet a chat.update budget progress has been spending. It
 // returns the threads and when each session's report left the model.
-func slowSessions(t *testing.T, w *world) (threads map[int]string, ended func() map[int]time.Time) {
+func slowSessions(t *testing.T, w *bottest.World) (threads map[int]string, ended func() map[int]time.Time) {
 	t.Helper()
 	var mu sync.Mutex
 	end := map[int]time.Time{}
 	turns := map[int]int{}
 	finals := 0
 	release := make(chan struct{})
-	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+	var releaseOnce sync.Once
+	// A session that never reaches its report must not hold the others'
+	// replies, and with them the model server's Close, for ever.
+	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
+	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
 		var n int
 		if m := questionRe.FindStringSubmatch(lastUserText(r)); m != nil {
 			fmt.Sscan(m[1], &n)
@@ -92,22 +96,22 @@ func slowSessions(t *testing.T, w *world) (threads map[int]string, ended func() 
 		turn := turns[n]
 		if turn > sessionTurns {
 			if finals++; finals == budgetSessions {
-				close(release)
+				releaseOnce.Do(func() { close(release) })
 			}
 		}
 		mu.Unlock()
 		if turn <= sessionTurns {
-			return call(agent.TaskStatusTool, fmt.Sprintf(`{"status":"in-progress","done":"","pending":"more","now":"step %d","ready_for_final_report":false,"need_to_run_more_tools":true}`, turn))
+			return llmtest.Call(agent.TaskStatusTool, fmt.Sprintf(`{"status":"in-progress","done":"","pending":"more","now":"step %d","ready_for_final_report":false,"need_to_run_more_tools":true}`, turn))
 		}
 		<-release
 		mu.Lock()
 		end[n] = time.Now()
 		mu.Unlock()
-		return textReport(fmt.Sprintf("Answer to question %d.", n))
+		return llmtest.TextReport(fmt.Sprintf("Answer to question %d.", n))
 	})
 	threads = map[int]string{}
 	for i := range budgetSessions {
-		threads[i] = w.srv.Mention(fmt.Sprintf("C0LOAD%02d", i), asker, fmt.Sprintf("question %d", i))
+		threads[i] = w.Slack.Mention(fmt.Sprintf("C0LOAD%02d", i), asker, fmt.Sprintf("question %d", i))
 	}
 	return threads, func() map[int]time.Time {
 		mu.Lock()
@@ -118,14 +122,12 @@ func slowSessions(t *testing.T, w *world) (threads map[int]string, ended func() 
 
 // checkBudget waits for every answer and every progress message to be
 // settled, then checks the issue's promises and logs the figures.
-func checkBudget(t *testing.T, w *world, threads map[int]string, ended func() map[int]time.Time) {
+func checkBudget(t *testing.T, w *bottest.World, threads map[int]string, ended func() map[int]time.Time) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
 	channelOf := func(i int) string { return fmt.Sprintf("C0LOAD%02d", i) }
 	answered := func(i int) bool {
-		for _, m := range w.srv.BotMessages(channelOf(i)) {
-			if strings.Contains(messageText(m), fmt.Sprintf("Answer to question %d.", i)) {
+		for _, m := range w.Slack.BotMessages(channelOf(i)) {
+			if strings.Contains(bottest.MessageText(m), fmt.Sprintf("Answer to question %d.", i)) {
 				return true
 			}
 		}
@@ -134,7 +136,7 @@ func checkBudget(t *testing.T, w *world, threads map[int]string, ended func() ma
 	unsettled := func() []int {
 		var out []int
 		for i := range budgetSessions {
-			for _, m := range w.srv.BotMessages(channelOf(i)) {
+			for _, m := range w.Slack.BotMessages(channelOf(i)) {
 				if strings.Contains(string(m.Blocks), "slackbot_stop") {
 					out = append(out, i)
 				}
@@ -142,17 +144,14 @@ func checkBudget(t *testing.T, w *world, threads map[int]string, ended func() ma
 		}
 		return out
 	}
-	err := w.srv.WaitFor(ctx, func() bool {
+	w.Eventually("every session to be answered and its progress settled", func() bool {
 		for i := range budgetSessions {
 			if !answered(i) {
 				return false
 			}
 		}
 		return len(unsettled()) == 0
-	})
-	if err != nil {
-		t.Fatalf("not every session was answered and settled: %v; unsettled progress in %v", err, unsettled())
-	}
+	}, wait.Within(5*time.Minute), wait.Log(func() string { return fmt.Sprintf("unsettled progress in %v", unsettled()) }))
 
 	// Each answer landed within answerDelay of its session's end, as the
 	// model server and the emulator recorded them.
@@ -161,7 +160,7 @@ func checkBudget(t *testing.T, w *world, threads map[int]string, ended func() ma
 	for i := range budgetSessions {
 		want := fmt.Sprintf("Answer to question %d.", i)
 		var landed time.Time
-		for _, c := range w.srv.Calls("") {
+		for _, c := range w.Slack.Calls("") {
 			if c.Status == 200 && c.Error == "" && c.Params.Get("channel") == channelOf(i) && strings.Contains(c.Params.Get("text")+c.Params.Get("blocks"), want) {
 				landed = c.At
 				break
@@ -172,12 +171,18 @@ func checkBudget(t *testing.T, w *world, threads map[int]string, ended func() ma
 		}
 		worst = max(worst, landed.Sub(ends[i]))
 	}
-	if worst > answerDelay {
+	// How soon answers land and how few calls Slack refuses are figures of
+	// speed: under the race detector, which multiplies the CPU each of the
+	// bot's steps costs, on a machine shared with other work, they measure
+	// the machine. There they are logged below, not held to; everything
+	// else is checked in both builds.
+	timed := !raceDetector
+	if timed && worst > answerDelay {
 		t.Errorf("an answer landed %v after its session ended, over %v", worst, answerDelay)
 	}
 
 	// Few calls were refused, and progress was visibly slowed.
-	calls := w.srv.Calls("")
+	calls := w.Slack.Calls("")
 	perMethod := map[string][2]int{}
 	limited := 0
 	slowest := 0 // the longest refresh interval a progress message announced, in seconds
@@ -196,7 +201,7 @@ func checkBudget(t *testing.T, w *world, threads map[int]string, ended func() ma
 		}
 	}
 	share := float64(limited) / float64(len(calls))
-	if share > maxLimitedRate {
+	if timed && share > maxLimitedRate {
 		t.Errorf("%d of %d calls (%.1f%%) were answered 429, over %.0f%%", limited, len(calls), 100*share, 100*maxLimitedRate)
 	}
 	if slowest == 0 {
@@ -206,26 +211,26 @@ func checkBudget(t *testing.T, w *world, threads map[int]string, ended func() ma
 		t.Logf("%-28s %4d calls, %d answered 429", m, perMethod[m][0], perMethod[m][1])
 	}
 	t.Logf("%d calls, %.2f%% answered 429; worst answer %v after its session's end; progress refreshed every %d s at most", len(calls), 100*share, worst.Round(time.Millisecond), slowest)
-	for i, b := range w.bots {
+	for i, b := range w.Bots {
 		st := b.RateStats()
 		u := st.Methods["chat.update"]
 		t.Logf("replica %d: chat.update %d calls, waited %v at most, utilisation %.2f; progress interval now %v", i+1, u.Calls, u.MaxWait.Round(time.Millisecond), u.Utilisation, st.ProgressInterval)
 	}
 }
 
+// Not parallel: it keeps both cores busy for a while, and its 2 s bound is
+// about the bot, not about other tests competing for the same cores
+// (parallel tests start only once the sequential ones are over).
 func TestThirtySlowSessionsAtOnceStayWithinSlacksBudgetsAndAnswerPromptly(t *testing.T) {
-	t.Parallel()
-	heavy.Lock()
-	t.Cleanup(heavy.Unlock) // the first cleanup runs last, after the bot has stopped
 	w := budgetWorld(t, state.NewMemory())
 	threads, ended := slowSessions(t, w)
 	checkBudget(t, w, threads, ended)
 }
 
+// Not parallel: it keeps both cores busy for a while, and its 2 s bound is
+// about the bot, not about other tests competing for the same cores
+// (parallel tests start only once the sequential ones are over).
 func TestTwoReplicasOnOneRedisShareOneWorkspacesBudget(t *testing.T) {
-	t.Parallel()
-	heavy.Lock()
-	t.Cleanup(heavy.Unlock) // the first cleanup runs last, after the bot has stopped
 	srv := redistest.Start(t)
 	store, err := state.DialRedis(context.Background(), srv.URL(), "budget:")
 	if err != nil {
@@ -233,10 +238,10 @@ func TestTwoReplicasOnOneRedisShareOneWorkspacesBudget(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = store.Close() })
 	w := budgetWorld(t, store)
-	w.replica()
+	w.Replica()
 	threads, ended := slowSessions(t, w)
 	checkBudget(t, w, threads, ended)
-	for i, b := range w.bots {
+	for i, b := range w.Bots {
 		if b.RateStats().Methods["chat.update"].Calls == 0 {
 			t.Errorf("replica %d made no chat.update call: the load was not shared", i+1)
 		}

@@ -3,8 +3,9 @@ package slack_test
 import (
 	"testing"
 
-	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/llm/llmtest"
+	"github.com/slackbot/slackbot/slack/bottest"
 )
 
 const (
@@ -16,19 +17,19 @@ const (
 
 // sharedWorld is a world whose channel is shared with another
 // organisation, one of whose people is in it.
-func sharedWorld(t *testing.T, opts ...worldOption) *world {
+func sharedWorld(t *testing.T, opts ...bottest.Option) *bottest.World {
 	t.Helper()
-	w := newWorld(t, opts...)
-	w.srv.ShareChannel(channel)
-	w.srv.AddTeamUser(stranger, "eve", strangersTeam, "")
+	w := bottest.Start(t, opts...)
+	w.Slack.ShareChannel(channel)
+	w.Slack.AddTeamUser(stranger, "eve", strangersTeam, "")
 	return w
 }
 
 // refusedAs waits for an ephemeral message to user with text.
-func (w *world) refusedAs(user, text string) {
-	w.t.Helper()
-	w.waitFor("an ephemeral to "+user+": "+text, func() bool {
-		for _, e := range w.srv.Ephemerals() {
+func refusedAs(w *bottest.World, user, text string) {
+	w.T.Helper()
+	w.Eventually("an ephemeral to "+user+": "+text, func() bool {
+		for _, e := range w.Slack.Ephemerals() {
 			if e.User == user && e.Text == text {
 				return true
 			}
@@ -40,12 +41,12 @@ func (w *world) refusedAs(user, text string) {
 func TestAPersonOfAnotherOrganisationIsRefusedInASharedChannelWhateverWayTheyAsk(t *testing.T) {
 	t.Parallel()
 	w := sharedWorld(t)
-	w.srv.Mention(channel, stranger, "list our customers")
-	w.refusedAs(stranger, foreignRefusal)
-	w.srv.Slash(channel, stranger, "/ask", "list our customers")
-	w.waitFor("both refusals", func() bool {
+	w.Slack.Mention(channel, stranger, "list our customers")
+	refusedAs(w, stranger, foreignRefusal)
+	w.Slack.Slash(channel, stranger, "/ask", "list our customers")
+	w.Eventually("both refusals", func() bool {
 		n := 0
-		for _, e := range w.srv.Ephemerals() {
+		for _, e := range w.Slack.Ephemerals() {
 			if e.User == stranger && e.Text == foreignRefusal {
 				n++
 			}
@@ -54,10 +55,10 @@ func TestAPersonOfAnotherOrganisationIsRefusedInASharedChannelWhateverWayTheyAsk
 	})
 	// The bot's own people are answered in the same channel; by the time
 	// they are, the stranger's questions would have reached the model.
-	w.model.Push(textReport("Here you are."))
-	ts := w.srv.Mention(channel, asker, "list our customers")
-	w.answered(channel, ts, "Here you are")
-	if n := len(w.model.Requests()); n != 1 {
+	w.Model.Push(llmtest.TextReport("Here you are."))
+	ts := w.Slack.Mention(channel, asker, "list our customers")
+	w.Answered(channel, ts, "Here you are")
+	if n := len(w.Model.Requests()); n != 1 {
 		t.Fatalf("%d model calls: a question of another organisation reached the model", n)
 	}
 }
@@ -65,76 +66,76 @@ func TestAPersonOfAnotherOrganisationIsRefusedInASharedChannelWhateverWayTheyAsk
 func TestAStrangersClickOnAnAnswersFeedbackIsRefusedAndNotRecorded(t *testing.T) {
 	t.Parallel()
 	w := sharedWorld(t)
-	w.model.Push(textReport("An answer."))
-	ts := w.srv.Mention(channel, asker, "a question")
-	thread := w.answered(channel, ts, "An answer")
-	answer := botMessages(thread)[len(botMessages(thread))-1]
+	w.Model.Push(llmtest.TextReport("An answer."))
+	ts := w.Slack.Mention(channel, asker, "a question")
+	thread := w.Answered(channel, ts, "An answer")
+	answer := bottest.BotMessages(thread)[len(bottest.BotMessages(thread))-1]
 	positive, negative, ok := feedbackButtons(t, answer)
 	if !ok {
 		t.Fatalf("the answer has no feedback buttons: %s", answer.Blocks)
 	}
-	if _, err := w.srv.Click(channel, answer.TS, stranger, feedbackAction, negative); err != nil {
+	if _, err := w.Slack.Click(channel, answer.TS, stranger, feedbackAction, negative); err != nil {
 		t.Fatal(err)
 	}
-	w.refusedAs(stranger, foreignRefusal)
+	refusedAs(w, stranger, foreignRefusal)
 	// Ada's click after it is recorded, so the stranger's would have been by now.
-	if _, err := w.srv.Click(channel, answer.TS, asker, feedbackAction, positive); err != nil {
+	if _, err := w.Slack.Click(channel, answer.TS, asker, feedbackAction, positive); err != nil {
 		t.Fatal(err)
 	}
-	w.waitFor("Ada's feedback", func() bool { return len(w.feedbackCalls()) > 0 })
-	if got := w.feedbackCalls(); len(got) != 1 || got[0] != "positive" {
+	w.Eventually("Ada's feedback", func() bool { return len(w.Feedback()) > 0 })
+	if got := w.Feedback(); len(got) != 1 || got[0] != "positive" {
 		t.Fatalf("feedback recorded: %v; only Ada's positive click should be", got)
 	}
 }
 
 func TestATeamListedInExternalTeamsIsAnswered(t *testing.T) {
 	t.Parallel()
-	w := sharedWorld(t, func(c *config.Config, _ *agent.Runner) {
+	w := sharedWorld(t, bottest.WithConfig(func(c *config.Config) {
 		c.Slack.Allow.ExternalTeams = []string{strangersTeam}
-	})
-	w.model.Push(textReport("Welcome, partner."))
-	ts := w.srv.Mention(channel, stranger, "hello")
-	w.answered(channel, ts, "Welcome, partner")
+	}))
+	w.Model.Push(llmtest.TextReport("Welcome, partner."))
+	ts := w.Slack.Mention(channel, stranger, "hello")
+	w.Answered(channel, ts, "Welcome, partner")
 }
 
 func TestAPersonWhoseTeamCannotBeToldIsRefused(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := bottest.Start(t)
 	// An event that names no team, and users.info failing: the bot cannot
 	// tell whose organisation the person is of.
-	w.srv.Fail("users.info", "internal_error", 100)
+	w.Slack.Fail("users.info", "internal_error", 100)
 	raw := `{"type":"events_api","envelope_id":"raw-noteam","payload":{"type":"event_callback","event_id":"EvNOTEAM","team_id":"T0EMULATOR",` +
 		`"event":{"type":"app_mention","user":"` + asker + `","text":"<@U0BOT> hello","ts":"9.0","channel":"` + channel + `","event_ts":"9.0"}}}`
-	if err := w.srv.DeliverRaw([]byte(raw)); err != nil {
+	if err := w.Slack.DeliverRaw([]byte(raw)); err != nil {
 		t.Fatal(err)
 	}
-	w.refusedAs(asker, foreignRefusal)
-	if n := len(w.model.Requests()); n != 0 {
+	refusedAs(w, asker, foreignRefusal)
+	if n := len(w.Model.Requests()); n != 0 {
 		t.Fatalf("%d model calls for a person whose team is unknown", n)
 	}
-	if w.logs.FilterMessage("the asker's team could not be told; refusing").Len() == 0 {
+	if w.Logs.FilterMessage("the asker's team could not be told; refusing").Len() == 0 {
 		t.Fatal("the refusal was not logged")
 	}
 }
 
 func TestAPersonOfAnotherWorkspaceOfTheBotsEnterpriseIsAnsweredAndAnotherEnterpriseIsNot(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := bottest.Start(t)
 	// The workspace joins an Enterprise Grid organisation; a bot started
 	// after learns it from auth.test.
-	w.srv.JoinEnterprise("E0ACME")
-	w.shutdown()
-	w.waitFor("the first bot to disconnect", func() bool { return w.srv.Connections() == 0 })
-	w.replica()
-	w.srv.ShareChannel(channel)
-	w.srv.AddTeamUser("U0GUS", "gus", "T0SISTER", "E0ACME")
-	w.srv.AddTeamUser(stranger, "eve", strangersTeam, "E0OTHER")
-	w.model.Push(textReport("Hello, colleague."))
-	ts := w.srv.Mention(channel, "U0GUS", "hello")
-	w.answered(channel, ts, "Hello, colleague")
-	w.srv.Mention(channel, stranger, "hello")
-	w.refusedAs(stranger, foreignRefusal)
-	if n := len(w.model.Requests()); n != 1 {
+	w.Slack.JoinEnterprise("E0ACME")
+	w.Shutdown()
+	w.Eventually("the first bot to disconnect", func() bool { return w.Slack.Connections() == 0 })
+	w.Replica()
+	w.Slack.ShareChannel(channel)
+	w.Slack.AddTeamUser("U0GUS", "gus", "T0SISTER", "E0ACME")
+	w.Slack.AddTeamUser(stranger, "eve", strangersTeam, "E0OTHER")
+	w.Model.Push(llmtest.TextReport("Hello, colleague."))
+	ts := w.Slack.Mention(channel, "U0GUS", "hello")
+	w.Answered(channel, ts, "Hello, colleague")
+	w.Slack.Mention(channel, stranger, "hello")
+	refusedAs(w, stranger, foreignRefusal)
+	if n := len(w.Model.Requests()); n != 1 {
 		t.Fatalf("%d model calls: the other enterprise's question reached the model", n)
 	}
 }

@@ -1,7 +1,6 @@
 package slack_test
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -10,17 +9,17 @@ import (
 
 	slackapi "github.com/slack-go/slack"
 
-	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/bottest"
+	"github.com/slackbot/slackbot/slack/emulator"
 )
 
 const feedbackAction = "slackbot_feedback"
 
 // feedbackButtons finds the feedback buttons in a message: the values of
 // its positive and negative buttons, and whether there are any.
-func feedbackButtons(t *testing.T, m slacktest.Message) (positive, negative string, ok bool) {
+func feedbackButtons(t *testing.T, m emulator.Message) (positive, negative string, ok bool) {
 	t.Helper()
 	var blocks []struct {
 		Type     string `json:"type"`
@@ -54,11 +53,11 @@ func feedbackButtons(t *testing.T, m slacktest.Message) (positive, negative stri
 }
 
 // thanked waits for the ephemeral thanks to user in the thread ts.
-func (w *world) thanked(user, ts string, times int) {
-	w.t.Helper()
-	w.waitFor("the thanks to "+user, func() bool {
+func thanked(w *bottest.World, user, ts string, times int) {
+	w.T.Helper()
+	w.Eventually("the thanks to "+user, func() bool {
 		n := 0
-		for _, e := range w.srv.Ephemerals() {
+		for _, e := range w.Slack.Ephemerals() {
 			if e.User == user && e.Text == "Thanks for the feedback." && e.ThreadTS == ts && e.Channel == channel {
 				n++
 			}
@@ -67,29 +66,13 @@ func (w *world) thanked(user, ts string, times int) {
 	})
 }
 
-// waitForLog waits until the bot has logged a line with message msg.
-func (w *world) waitForLog(msg string) {
-	w.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for w.logs.FilterMessage(msg).Len() == 0 {
-		select {
-		case <-ctx.Done():
-			w.t.Fatalf("the bot never logged %q", msg)
-		case <-tick.C:
-		}
-	}
-}
-
 func TestAnAnswerEndsWithFeedbackButtonsAndEachPersonsClickIsRecorded(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	w.srv.AddUser("U0BOB", "bob")
-	w.model.Push(slackReport([]any{map[string]any{"blocks": []any{section("Paris is the *capital*.")}}}))
-	ts := w.srv.Mention(channel, asker, "what is the capital of France?")
-	bot := botMessages(w.answered(channel, ts, "capital"))
+	w := bottest.Start(t)
+	w.Slack.AddUser("U0BOB", "bob")
+	w.Model.Push(llmtest.SlackReport([]any{map[string]any{"blocks": []any{llmtest.Section("Paris is the *capital*.")}}}))
+	ts := w.Slack.Mention(channel, asker, "what is the capital of France?")
+	bot := bottest.BotMessages(w.Answered(channel, ts, "capital"))
 	answer := bot[len(bot)-1]
 	positive, negative, ok := feedbackButtons(t, answer)
 	if !ok {
@@ -99,7 +82,7 @@ func TestAnAnswerEndsWithFeedbackButtonsAndEachPersonsClickIsRecorded(t *testing
 	if id == positive || negative != "negative:"+id {
 		t.Fatalf("button values %q and %q do not name one session", positive, negative)
 	}
-	rec, found, err := w.store.Session(w.ctx, id)
+	rec, found, err := w.Store.Session(t.Context(), id)
 	if err != nil || !found || rec.Channel != channel || rec.ThreadTS != ts || rec.User != asker {
 		t.Fatalf("the buttons name session %q, which the store holds as %+v (found %v, %v)", id, rec, found, err)
 	}
@@ -115,12 +98,12 @@ func TestAnAnswerEndsWithFeedbackButtonsAndEachPersonsClickIsRecorded(t *testing
 	}
 	thanks := map[string]int{}
 	for i, c := range clicks {
-		if _, err := w.srv.Click(channel, answer.TS, c.user, feedbackAction, c.value); err != nil {
+		if _, err := w.Slack.Click(channel, answer.TS, c.user, feedbackAction, c.value); err != nil {
 			t.Fatal(err)
 		}
 		thanks[c.user]++
-		w.thanked(c.user, ts, thanks[c.user])
-		rec, _, _ := w.store.Session(w.ctx, id)
+		thanked(w, c.user, ts, thanks[c.user])
+		rec, _, _ := w.Store.Session(t.Context(), id)
 		var got []string
 		for _, f := range rec.Feedback {
 			got = append(got, f.User+"="+f.Value)
@@ -133,34 +116,34 @@ func TestAnAnswerEndsWithFeedbackButtonsAndEachPersonsClickIsRecorded(t *testing
 		}
 	}
 	// The same click delivered again is recorded, thanked and counted once.
-	envs := w.srv.Envelopes()
+	envs := w.Slack.Envelopes()
 	for i := len(envs) - 1; i >= 0; i-- {
 		if envs[i].Type == "interactive" {
-			if _, err := w.srv.Redeliver(envs[i].ID); err != nil {
+			if _, err := w.Slack.Redeliver(envs[i].ID); err != nil {
 				t.Fatal(err)
 			}
 			break
 		}
 	}
-	w.waitForLog("duplicate feedback click ignored")
-	if got := w.feedbackCalls(); !slices.Equal(got, []string{"positive", "negative", "negative"}) {
+	w.Logged("duplicate feedback click ignored")
+	if got := w.Feedback(); !slices.Equal(got, []string{"positive", "negative", "negative"}) {
 		t.Errorf("OnFeedback was called with %v", got)
 	}
-	lines := w.logs.FilterMessage("feedback recorded").All()
+	lines := w.Logs.FilterMessage("feedback recorded").All()
 	if len(lines) != 3 {
 		t.Fatalf("%d 'feedback recorded' lines, want 3", len(lines))
 	}
 	if f := lines[0].ContextMap(); f["session"] != id || f["value"] != "positive" || f["user"] != "U0BOB" {
 		t.Errorf("the log line carries %v", f)
 	}
-	w.clicksAcked()
+	clicksAcked(w)
 }
 
 // clicksAcked waits until every click envelope has been acked.
-func (w *world) clicksAcked() {
-	w.t.Helper()
-	w.waitFor("every click to be acked", func() bool {
-		for _, e := range w.srv.Envelopes() {
+func clicksAcked(w *bottest.World) {
+	w.T.Helper()
+	w.Eventually("every click to be acked", func() bool {
+		for _, e := range w.Slack.Envelopes() {
 			if e.Type == "interactive" && !e.Acked {
 				return false
 			}
@@ -171,17 +154,17 @@ func (w *world) clicksAcked() {
 
 func TestASplitAnswerCarriesFeedbackButtonsOnItsLastPartOnly(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := bottest.Start(t)
 	var b strings.Builder
 	for range 120 {
 		b.WriteString("## Part\n\nParagraph " + strings.Repeat("long text ", 40) + "\n\n")
 	}
 	b.WriteString("THE END")
-	w.model.Push(textReport(b.String()))
-	ts := w.srv.Mention(channel, asker, "write a lot")
-	var bot []slacktest.Message
-	w.waitFor("the answer's last part", func() bool {
-		bot = botMessages(w.srv.Thread(channel, ts))
+	w.Model.Push(llmtest.TextReport(b.String()))
+	ts := w.Slack.Mention(channel, asker, "write a lot")
+	var bot []emulator.Message
+	w.Eventually("the answer's last part", func() bool {
+		bot = bottest.BotMessages(w.Slack.Thread(channel, ts))
 		return len(bot) > 0 && strings.Contains(string(bot[len(bot)-1].Blocks), feedbackAction)
 	})
 	if len(bot) < 2 {
@@ -192,31 +175,31 @@ func TestASplitAnswerCarriesFeedbackButtonsOnItsLastPartOnly(t *testing.T) {
 			t.Errorf("message %d of %d: feedback buttons %v", i+1, len(bot), ok)
 		}
 	}
-	if !strings.Contains(messageText(bot[len(bot)-1]), "THE END") {
+	if !strings.Contains(bottest.MessageText(bot[len(bot)-1]), "THE END") {
 		t.Error("the buttons are not under the end of the answer")
 	}
 }
 
 func TestFailedAndStoppedSessionsCarryNoFeedbackButtons(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	w.model.Push(llmtest.Reply{Status: 401, ErrorType: "invalid_api_key"})
-	ts := w.srv.Mention(channel, asker, "hello?")
-	for _, m := range botMessages(w.answered(channel, ts, "credentials")) {
+	w := bottest.Start(t)
+	w.Model.Push(llmtest.Reply{Status: 401, ErrorType: "invalid_api_key"})
+	ts := w.Slack.Mention(channel, asker, "hello?")
+	for _, m := range bottest.BotMessages(w.Answered(channel, ts, "credentials")) {
 		if _, _, ok := feedbackButtons(t, m); ok {
 			t.Errorf("a failure note has feedback buttons: %s", m.Blocks)
 		}
 	}
 
-	before := len(w.model.Requests())
-	w.model.Respond(func(*llmtest.Recorded) llmtest.Reply { return llmtest.Reply{Text: "slow", Delay: time.Minute} })
-	ts2 := w.srv.Mention(channel, asker, "take your time")
-	progress := w.progressMessage(ts2)
-	w.model.Wait(before + 1) // the session is running: Stop can reach it
-	if _, err := w.srv.Click(channel, progress.TS, asker, "slackbot_stop", stopValue(t, progress)); err != nil {
+	before := len(w.Model.Requests())
+	w.Model.Respond(func(*llmtest.Recorded) llmtest.Reply { return llmtest.Reply{Text: "slow", Delay: time.Minute} })
+	ts2 := w.Slack.Mention(channel, asker, "take your time")
+	progress := w.ProgressMessage(channel, ts2)
+	w.Model.Wait(before + 1) // the session is running: Stop can reach it
+	if _, err := w.Slack.Click(channel, progress.TS, asker, "slackbot_stop", stopValue(t, progress)); err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range botMessages(w.answered(channel, ts2, "Stopped by")) {
+	for _, m := range bottest.BotMessages(w.Answered(channel, ts2, "Stopped by")) {
 		if _, _, ok := feedbackButtons(t, m); ok {
 			t.Errorf("a stopped session has feedback buttons: %s", m.Blocks)
 		}
@@ -226,10 +209,10 @@ func TestFailedAndStoppedSessionsCarryNoFeedbackButtons(t *testing.T) {
 func TestFeedbackButtonsCanBeTurnedOff(t *testing.T) {
 	t.Parallel()
 	off := false
-	w := newWorld(t, func(c *config.Config, _ *agent.Runner) { c.Slack.Feedback = &off })
-	w.model.Push(textReport("An answer nobody rates."))
-	ts := w.srv.Mention(channel, asker, "a question")
-	for _, m := range botMessages(w.answered(channel, ts, "nobody rates")) {
+	w := bottest.Start(t, bottest.WithConfig(func(c *config.Config) { c.Slack.Feedback = &off }))
+	w.Model.Push(llmtest.TextReport("An answer nobody rates."))
+	ts := w.Slack.Mention(channel, asker, "a question")
+	for _, m := range bottest.BotMessages(w.Answered(channel, ts, "nobody rates")) {
 		if _, _, ok := feedbackButtons(t, m); ok {
 			t.Errorf("slack.feedback: false, and the answer has feedback buttons: %s", m.Blocks)
 		}
@@ -238,10 +221,10 @@ func TestFeedbackButtonsCanBeTurnedOff(t *testing.T) {
 
 func TestAFeedbackClickOnAnUnknownSessionIsAckedAndIgnored(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := bottest.Start(t)
 	// Buttons naming a session the store does not hold (expired, or
 	// another bot's), posted in the bot's name.
-	api := slackapi.New(w.srv.BotToken(), slackapi.OptionAPIURL(w.srv.APIURL()))
+	api := slackapi.New(w.Slack.BotToken(), slackapi.OptionAPIURL(w.Slack.APIURL()))
 	plain := func(s string) *slackapi.TextBlockObject {
 		return slackapi.NewTextBlockObject("plain_text", s, true, false)
 	}
@@ -252,19 +235,19 @@ func TestAFeedbackClickOnAnUnknownSessionIsAckedAndIgnored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.srv.Click(channel, msgTS, asker, feedbackAction, "positive:C0GENERAL-gone"); err != nil {
+	if _, err := w.Slack.Click(channel, msgTS, asker, feedbackAction, "positive:C0GENERAL-gone"); err != nil {
 		t.Fatal(err)
 	}
-	w.waitForLog("feedback on a session this bot does not know; ignored")
-	w.clicksAcked()
+	w.Logged("feedback on a session this bot does not know; ignored")
+	clicksAcked(w)
 	// The bot still answers, and the click left no trace.
-	w.model.Push(textReport("Still here."))
-	ts := w.srv.Mention(channel, asker, "are you there?")
-	w.answered(channel, ts, "Still here")
-	if _, found, _ := w.store.Session(w.ctx, "C0GENERAL-gone"); found {
+	w.Model.Push(llmtest.TextReport("Still here."))
+	ts := w.Slack.Mention(channel, asker, "are you there?")
+	w.Answered(channel, ts, "Still here")
+	if _, found, _ := w.Store.Session(t.Context(), "C0GENERAL-gone"); found {
 		t.Error("the click made a session record")
 	}
-	if n := len(w.feedbackCalls()); n != 0 || len(w.srv.Ephemerals()) != 0 {
-		t.Errorf("OnFeedback called %d times, ephemerals %+v", n, w.srv.Ephemerals())
+	if n := len(w.Feedback()); n != 0 || len(w.Slack.Ephemerals()) != 0 {
+		t.Errorf("OnFeedback called %d times, ephemerals %+v", n, w.Slack.Ephemerals())
 	}
 }

@@ -10,10 +10,10 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack"
+	"github.com/slackbot/slackbot/slack/bottest"
 	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/state/redistest"
 )
@@ -28,15 +28,15 @@ func TestAFollowUpCheckOnAHungStoreDoesNotHoldUpTheEnvelopesAfterIt(t *testing.T
 	t.Parallel()
 	store := &hungThreads{Store: state.NewMemory(), hang: make(chan struct{})}
 	t.Cleanup(store.release)
-	w := newWorldOn(t, store)
-	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
-	first := w.srv.Mention(channel, asker, "first")
-	w.answered(channel, first, "Answer to first")
+	w := bottest.Start(t, bottest.OnStore(store))
+	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return llmtest.TextReport("Answer to " + lastUserText(r)) })
+	first := w.Slack.Mention(channel, asker, "first")
+	w.Answered(channel, first, "Answer to first")
 	store.hanging.Store(true)
-	w.srv.Reply(channel, first, asker, "and another thing")
-	w.waitFor("the follow-up check to hang", func() bool { return store.hung.Load() > 0 })
-	second := w.srv.Mention(channel, asker, "second")
-	w.answered(channel, second, "Answer to second")
+	w.Slack.Reply(channel, first, asker, "and another thing")
+	w.Eventually("the follow-up check to hang", func() bool { return store.hung.Load() > 0 })
+	second := w.Slack.Mention(channel, asker, "second")
+	w.Answered(channel, second, "Answer to second")
 	if store.released() {
 		t.Fatal("the store was released before the second answer: the test proves nothing")
 	}
@@ -82,17 +82,17 @@ func (h *hungThreads) released() bool {
 func TestFailingQuotaCountersAreAWarningOncePerOutage(t *testing.T) {
 	t.Parallel()
 	redis := redistest.Start(t)
-	patience := func(o *slack.Options) { o.StorePatience = 300 * time.Millisecond }
-	w := newWorldAt(t, nil, dialRedis(t, redis, "quota:"), patience, func(c *config.Config, _ *agent.Runner) {
+	patience := bottest.WithBot(func(o *slack.Options) { o.StorePatience = 300 * time.Millisecond })
+	w := bottest.Start(t, bottest.OnStore(dialRedis(t, redis, "quota:")), patience, bottest.WithConfig(func(c *config.Config) {
 		c.Quotas = config.Quotas{User: config.Budget{DailyTokens: 100000}, Message: config.DefaultQuotaMessage}
-	})
-	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
+	}))
+	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return llmtest.TextReport("Answer to " + lastUserText(r)) })
 	redis.Down()
 	for _, q := range []string{"one", "two", "three"} {
-		ts := w.srv.Mention(channel, asker, q)
-		w.answered(channel, ts, "Answer to "+q)
+		ts := w.Slack.Mention(channel, asker, q)
+		w.Answered(channel, ts, "Answer to "+q)
 	}
-	if n := w.logs.FilterMessage("quota counters unavailable; not enforcing").FilterLevelExact(zap.WarnLevel).Len(); n != 1 {
+	if n := w.Logs.FilterMessage("quota counters unavailable; not enforcing").FilterLevelExact(zap.WarnLevel).Len(); n != 1 {
 		t.Errorf("the budgets not enforced were a warning %d times for one outage, want once", n)
 	}
 }
@@ -104,20 +104,20 @@ func TestFailingQuotaCountersAreAWarningOncePerOutage(t *testing.T) {
 func TestAStopIsLookedUpWithOneStoreCallPerSession(t *testing.T) {
 	t.Parallel()
 	store := &countingMarks{Store: state.NewMemory()}
-	w := newWorldOn(t, store, func(c *config.Config, _ *agent.Runner) {
+	w := bottest.Start(t, bottest.OnStore(store), bottest.WithConfig(func(c *config.Config) {
 		c.Slack.Admins = []string{"U0BOSS1", "U0BOSS2", "U0BOSS3"}
-	})
+	}))
 	g := newGate()
 	t.Cleanup(g.open)
-	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
 		<-g.ch
-		return textReport("Answer to " + lastUserText(r))
+		return llmtest.TextReport("Answer to " + lastUserText(r))
 	})
-	ts := w.srv.Mention(channel, asker, "slow")
-	w.model.Wait(1)
-	w.waitFor("three Stop lookups", func() bool { return len(store.stopKeys()) >= 3 })
+	ts := w.Slack.Mention(channel, asker, "slow")
+	w.Model.Wait(1)
+	w.Eventually("three Stop lookups", func() bool { return len(store.stopKeys()) >= 3 })
 	g.open()
-	w.answered(channel, ts, "Answer to slow")
+	w.Answered(channel, ts, "Answer to slow")
 	keys := store.stopKeys()
 	for _, k := range keys {
 		if strings.Count(k, ":") != 1 {

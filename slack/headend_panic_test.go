@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/slackbot/slackbot/llm/llmtest"
+	"github.com/slackbot/slackbot/slack/bottest"
 	"github.com/slackbot/slackbot/state"
 )
 
@@ -28,15 +29,15 @@ func (p *panickyRecords) PutSession(ctx context.Context, r state.SessionRecord) 
 func TestAPanicInTheHeadendConcludesTheProgressMessageWithTheFailureNoteAndTheBotAnswersTheNextQuestion(t *testing.T) {
 	t.Parallel()
 	store := &panickyRecords{Store: state.NewMemory()}
-	w := newWorldOn(t, store)
-	w.model.Push(textReport("The first answer, never posted."))
-	first := w.srv.Mention(channel, asker, "first question")
-	thread := w.answered(channel, first, "Something went wrong on the bot")
+	w := bottest.Start(t, bottest.OnStore(store))
+	w.Model.Push(llmtest.TextReport("The first answer, never posted."))
+	first := w.Slack.Mention(channel, asker, "first question")
+	thread := w.Answered(channel, first, "Something went wrong on the bot")
 	if !store.panicked.Load() {
 		t.Fatal("the store never panicked: the test did not reach the headend's recovery")
 	}
-	for _, m := range botMessages(thread) {
-		text := messageText(m)
+	for _, m := range bottest.BotMessages(thread) {
+		text := bottest.MessageText(m)
 		if strings.Contains(text, "slackbot_stop") {
 			t.Errorf("a Stop button stays after the panic: %s", text)
 		}
@@ -45,11 +46,11 @@ func TestAPanicInTheHeadendConcludesTheProgressMessageWithTheFailureNoteAndTheBo
 		}
 	}
 
-	w.model.Respond(func(*llmtest.Recorded) llmtest.Reply { return textReport("The second answer.") })
-	second := w.srv.Mention(channel, asker, "second question")
-	w.answered(channel, second, "The second answer.")
+	w.Model.Respond(func(*llmtest.Recorded) llmtest.Reply { return llmtest.TextReport("The second answer.") })
+	second := w.Slack.Mention(channel, asker, "second question")
+	w.Answered(channel, second, "The second answer.")
 
-	panics := w.logs.FilterMessage("request panicked").All()
+	panics := w.Logs.FilterMessage("request panicked").All()
 	if len(panics) != 1 {
 		t.Fatalf("the panic was logged %d times, want once", len(panics))
 	}
@@ -77,9 +78,9 @@ func (p *panickyProgresses) Progresses(ctx context.Context) ([]state.Progress, e
 func TestAPanicOnAGoroutineBesideTheSessionsIsLoggedAndTheBotGoesOnAnswering(t *testing.T) {
 	t.Parallel()
 	store := &panickyProgresses{Store: state.NewMemory()}
-	w := newWorldOn(t, store)
-	w.waitFor("the reaper's panic to be logged", func() bool { return w.logs.FilterMessage("panic in the reaper").Len() == 1 })
-	w.model.Push(textReport("Still here."))
-	ts := w.srv.Mention(channel, asker, "are you there?")
-	w.answered(channel, ts, "Still here.")
+	w := bottest.Start(t, bottest.OnStore(store))
+	w.Eventually("the reaper's panic to be logged", func() bool { return w.Logs.FilterMessage("panic in the reaper").Len() == 1 })
+	w.Model.Push(llmtest.TextReport("Still here."))
+	ts := w.Slack.Mention(channel, asker, "are you there?")
+	w.Answered(channel, ts, "Still here.")
 }

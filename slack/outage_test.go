@@ -7,20 +7,16 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
-	"go.uber.org/zap/zaptest"
-	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/wait"
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack"
 	"github.com/slackbot/slackbot/slack/bottest"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/state/redistest"
 )
@@ -33,42 +29,9 @@ import (
 // elsewhere, unrecorded.
 func TestAStoreDownPastItsPatienceAnswersFirstDeliveriesAndDropsRedeliveries(t *testing.T) {
 	t.Parallel()
-	srv, model, cfg := outageWorld(t)
-	core, logs := observer.New(zap.InfoLevel)
-	var mu sync.Mutex
-	logged := make(chan struct{}) // closed and replaced at every log line
-	log := zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel), zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
-		return zapcore.NewTee(c, core)
-	}), zap.Hooks(func(zapcore.Entry) error {
-		mu.Lock()
-		close(logged)
-		logged = make(chan struct{})
-		mu.Unlock()
-		return nil
-	})))
-	redis := runOnRedis(t, cfg, model, log, 500*time.Millisecond)
-	// wait re-checks cond at every change of the emulator and every log
-	// line, until it holds.
-	wait := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.After(time.Minute)
-		for {
-			mu.Lock()
-			next := logged
-			mu.Unlock()
-			changed := srv.Changed()
-			if cond() {
-				return
-			}
-			select {
-			case <-next:
-			case <-changed:
-			case <-deadline:
-				t.Fatalf("timed out waiting for %s", what)
-			}
-		}
-	}
-	wait("the bot to connect", func() bool { return srv.Connections() == 1 })
+	redis := redistest.Start(t)
+	w := outageWorld(t, redis, 500*time.Millisecond)
+	srv, model, logs := w.Slack, w.Model, w.Logs
 
 	redis.Down()
 	ts := srv.Mention(channel, asker, "anyone there?")
@@ -83,7 +46,7 @@ func TestAStoreDownPastItsPatienceAnswersFirstDeliveriesAndDropsRedeliveries(t *
 		}
 	}
 	said := func(msg string) bool { return logs.FilterMessage(msg).Len() > 0 }
-	wait("the answer and the dropped redelivery", func() bool {
+	w.Eventually("the answer and the dropped redelivery", func() bool {
 		return said("answered") &&
 			said("dedup store unavailable; a redelivered event is dropped rather than risk a second answer")
 	})
@@ -99,7 +62,7 @@ func TestAStoreDownPastItsPatienceAnswersFirstDeliveriesAndDropsRedeliveries(t *
 	if n := len(model.Requests()); n != 1 {
 		t.Errorf("%d model calls for one question", n)
 	}
-	if n := len(botMessages(srv.Thread(channel, ts))); n != 1 {
+	if n := len(bottest.BotMessages(srv.Thread(channel, ts))); n != 1 {
 		t.Errorf("%d bot messages in the thread, want the one answer", n)
 	}
 	// Every event the bot gets meets the dead store (its own posts come
@@ -120,43 +83,31 @@ func TestAStoreDownPastItsPatienceAnswersFirstDeliveriesAndDropsRedeliveries(t *
 // go straight to their fallbacks, with no retry, until it answers again.
 func TestOnceAStoreOutageOutlastedItsPatienceLaterQuestionsDoNotWaitForIt(t *testing.T) {
 	t.Parallel()
-	srv, model, cfg := outageWorld(t)
-	core, logs := observer.New(zap.DebugLevel)
-	log := zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel), zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
-		return zapcore.NewTee(c, core)
-	})))
-	redis := runOnRedis(t, cfg, model, log, 2*time.Second)
-	wait := func(what string, cond func() bool) {
-		t.Helper()
-		wctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if srv.WaitFor(wctx, cond) != nil {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	redis := redistest.Start(t)
+	w := outageWorld(t, redis, 2*time.Second, bottest.WithLogLevel(zap.DebugLevel))
+	srv, model, logs := w.Slack, w.Model, w.Logs
 	answered := func(ts, want string) func() bool {
 		return func() bool {
-			for _, m := range botMessages(srv.Thread(channel, ts)) {
-				if strings.Contains(messageText(m), want) {
+			for _, m := range bottest.BotMessages(srv.Thread(channel, ts)) {
+				if strings.Contains(bottest.MessageText(m), want) {
 					return true
 				}
 			}
 			return false
 		}
 	}
-	wait("the bot to connect", func() bool { return srv.Connections() == 1 })
 
 	redis.Down()
 	retries := func() int { return logs.FilterMessage("state store call failed; retrying").Len() }
 	firstAnswers := func() int { return logs.FilterMessage("dedup store unavailable; answering a first delivery").Len() }
 	first := srv.Mention(channel, asker, "first")
-	wait("the first answer", answered(first, "Answer to first"))
+	w.Eventually("the first answer", answered(first, "Answer to first"))
 	if retries() == 0 {
 		t.Fatal("the first question's decisions never retried the store")
 	}
 	before, answers := retries(), firstAnswers()
 	second := srv.Mention(channel, asker, "second")
-	wait("the second answer", answered(second, "Answer to second"))
+	w.Eventually("the second answer", answered(second, "Answer to second"))
 	if n := retries() - before; n != 0 {
 		t.Errorf("the store was retried %d times after one decision had waited out its patience", n)
 	}
@@ -176,8 +127,8 @@ func TestOnceAStoreOutageOutlastedItsPatienceLaterQuestionsDoNotWaitForIt(t *tes
 func TestAStoreThatHangsIsWaitedForOnlyWithinItsPatience(t *testing.T) {
 	t.Parallel()
 	redis := redistest.Start(t)
-	w := newWorldAt(t, nil, dialRedis(t, redis, "hang:"), func(o *slack.Options) { o.StorePatience = 300 * time.Millisecond })
-	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
+	w := bottest.Start(t, bottest.OnStore(dialRedis(t, redis, "hang:")), bottest.WithBot(func(o *slack.Options) { o.StorePatience = 300 * time.Millisecond }))
+	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return llmtest.TextReport("Answer to " + lastUserText(r)) })
 	conn, err := net.Dial("tcp", redis.Addr)
 	if err != nil {
 		t.Fatal(err)
@@ -189,15 +140,15 @@ func TestAStoreThatHangsIsWaitedForOnlyWithinItsPatience(t *testing.T) {
 	if reply, err := bufio.NewReader(conn).ReadString('\n'); err != nil || reply != "+OK\r\n" {
 		t.Fatalf("CLIENT PAUSE: %q, %v", reply, err)
 	}
-	ts := w.srv.Mention(channel, asker, "question")
-	w.answered(channel, ts, "Answer to question")
-	if n := len(w.model.Requests()); n != 1 {
+	ts := w.Slack.Mention(channel, asker, "question")
+	w.Answered(channel, ts, "Answer to question")
+	if n := len(w.Model.Requests()); n != 1 {
 		t.Errorf("%d model calls for one question", n)
 	}
-	if w.logs.FilterMessage("dedup store unavailable; answering a first delivery").Len() != 1 {
+	if w.Logs.FilterMessage("dedup store unavailable; answering a first delivery").Len() != 1 {
 		t.Error("the dedup decision did not give up on the hung store")
 	}
-	for _, e := range w.logs.All() {
+	for _, e := range w.Logs.All() {
 		text := e.Message + fmt.Sprint(e.ContextMap())
 		if strings.Contains(text, "cancel") {
 			t.Errorf("a line speaks of a cancelled call: %s", text)
@@ -221,8 +172,8 @@ func TestASlashCommandsDedupDoesNotHoldUpTheEnvelopesAfterIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
-	w := newWorldOn(t, store)
-	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
+	w := bottest.Start(t, bottest.OnStore(store))
+	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return llmtest.TextReport("Answer to " + lastUserText(r)) })
 	conn, err := net.Dial("tcp", redis.Addr)
 	if err != nil {
 		t.Fatal(err)
@@ -234,14 +185,12 @@ func TestASlashCommandsDedupDoesNotHoldUpTheEnvelopesAfterIt(t *testing.T) {
 	if reply, err := bufio.NewReader(conn).ReadString('\n'); err != nil || reply != "+OK\r\n" {
 		t.Fatalf("CLIENT PAUSE: %q, %v", reply, err)
 	}
-	w.srv.Slash(channel, asker, "/ask", "a question")
-	ts := w.srv.Mention(channel, asker, "another question")
-	var mention slacktest.Envelope
-	var acked slacktest.Ack
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	err = w.srv.WaitFor(ctx, func() bool {
-		for _, e := range w.srv.Envelopes() {
+	w.Slack.Slash(channel, asker, "/ask", "a question")
+	ts := w.Slack.Mention(channel, asker, "another question")
+	var mention emulator.Envelope
+	var acked emulator.Ack
+	w.Eventually("the mention to be acknowledged", func() bool {
+		for _, e := range w.Slack.Envelopes() {
 			var p struct {
 				Event struct{ Type, TS string } `json:"event"`
 			}
@@ -249,59 +198,25 @@ func TestASlashCommandsDedupDoesNotHoldUpTheEnvelopesAfterIt(t *testing.T) {
 				mention = e
 			}
 		}
-		for _, a := range w.srv.Acks() {
+		for _, a := range w.Slack.Acks() {
 			if mention.ID != "" && a.EnvelopeID == mention.ID {
 				acked = a
 				return true
 			}
 		}
 		return false
-	})
-	if err != nil {
-		t.Fatal("the mention was never acknowledged")
-	}
+	}, wait.Within(time.Minute))
 	if d := acked.At.Sub(mention.SentAt); d > 10*time.Second {
 		t.Errorf("the mention after a slash command was acknowledged %s after it was sent: the slash command's dedup held the envelope loop", d.Round(time.Second))
 	}
 }
 
-// runOnRedis runs a bot with cfg, model and log on a store in a real
-// redis-server of its own, waiting at most patience for a failing store,
-// until the test ends; it returns the server, for the test to take down.
-func runOnRedis(t *testing.T, cfg *config.Config, model *llmtest.Server, log *zap.Logger, patience time.Duration) *redistest.Server {
+// outageWorld is a world on the store in redis, with the bot waiting
+// patience for it, and a model answering "Answer to <question>".
+func outageWorld(t *testing.T, redis *redistest.Server, patience time.Duration, opts ...bottest.Option) *bottest.World {
 	t.Helper()
-	redis := redistest.Start(t)
-	store, err := state.DialRedis(context.Background(), redis.URL(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	bot, err := slack.New(slack.Options{Config: cfg, Runner: bottest.Runner(t, model, cfg, log), State: store, Log: log,
-		StorePatience: patience})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- bot.Run(ctx) }()
-	t.Cleanup(func() {
-		stop()
-		<-done
-	})
-	return redis
-}
-
-// outageWorld starts the emulator with #general and a model answering
-// "Answer to <question>", and returns them with the bot's configuration.
-func outageWorld(t *testing.T) (*slacktest.Server, *llmtest.Server, *config.Config) {
-	t.Helper()
-	srv, err := slacktest.New(slacktest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	srv.AddChannel(channel, "general", true)
-	model := llmtest.NewServer(t)
-	model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
-	return srv, model, bottest.Config(srv, bottest.Agent())
+	w := bottest.Start(t, append([]bottest.Option{bottest.OnStore(dialRedis(t, redis, "")),
+		bottest.WithBot(func(o *slack.Options) { o.StorePatience = patience })}, opts...)...)
+	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return llmtest.TextReport("Answer to " + lastUserText(r)) })
+	return w
 }

@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slackbot/slackbot/internal/wait"
+	"github.com/slackbot/slackbot/llm/llmtest"
+	"github.com/slackbot/slackbot/slack/bottest"
 	"github.com/slackbot/slackbot/state/redistest"
 )
 
@@ -15,13 +18,13 @@ import (
 func TestAnEventRedeliveredInAnotherEnvelopeIsAnsweredOnceOnRedis(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	w := newWorldOn(t, dialRedis(t, srv, "redeliver:"))
-	w.replicaOn(dialRedis(t, srv, "redeliver:"))
-	w.model.Push(textReport("Once."), textReport("Twice?!"))
-	ts := w.srv.Mention(channel, asker, "say it once")
-	w.answered(channel, ts, "Once")
+	w := bottest.Start(t, bottest.OnStore(dialRedis(t, srv, "redeliver:")))
+	w.Replica(bottest.OnStore(dialRedis(t, srv, "redeliver:")))
+	w.Model.Push(llmtest.TextReport("Once."), llmtest.TextReport("Twice?!"))
+	ts := w.Slack.Mention(channel, asker, "say it once")
+	w.Answered(channel, ts, "Once")
 	first := map[string]bool{}
-	for _, e := range w.srv.Envelopes() {
+	for _, e := range w.Slack.Envelopes() {
 		if e.Type == "events_api" && e.Attempt == 0 && strings.Contains(string(e.Payload), `"`+ts+`"`) {
 			first[e.ID] = true
 		}
@@ -31,7 +34,7 @@ func TestAnEventRedeliveredInAnotherEnvelopeIsAnsweredOnceOnRedis(t *testing.T) 
 	}
 	redelivered := map[string]bool{}
 	for id := range first {
-		again, err := w.srv.Redeliver(id)
+		again, err := w.Slack.Redeliver(id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,17 +45,17 @@ func TestAnEventRedeliveredInAnotherEnvelopeIsAnsweredOnceOnRedis(t *testing.T) 
 	}
 	// Each redelivery is recognised as a duplicate, on whichever replica
 	// it reached.
-	eventually(t, "the redelivered events to be recognised as duplicates", func() bool {
-		return w.logs.FilterMessage("duplicate event ignored").Len() >= len(redelivered)
+	wait.Eventually(t, "the redelivered events to be recognised as duplicates", func() bool {
+		return w.Logs.FilterMessage("duplicate event ignored").Len() >= len(redelivered)
 	})
 	// A later question is answered with the second scripted reply: the
 	// redelivery did not take it.
-	ts2 := w.srv.Mention(channel, asker, "and again")
-	w.answered(channel, ts2, "Twice")
-	if n := len(w.model.Requests()); n != 2 {
+	ts2 := w.Slack.Mention(channel, asker, "and again")
+	w.Answered(channel, ts2, "Twice")
+	if n := len(w.Model.Requests()); n != 2 {
 		t.Fatalf("%d model calls for two questions: the redelivered mention was answered again", n)
 	}
-	if n := len(botMessages(w.srv.Thread(channel, ts))); n != 1 {
+	if n := len(bottest.BotMessages(w.Slack.Thread(channel, ts))); n != 1 {
 		t.Fatalf("the first thread holds %d bot messages, want its one answer", n)
 	}
 }

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/bottest"
+	"github.com/slackbot/slackbot/slack/emulator"
 	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/state/redistest"
 )
@@ -34,11 +34,11 @@ func dialRedis(t *testing.T, srv *redistest.Server, prefix string) state.Store {
 
 // mentionConn is the emulator connection the mention ts was first dealt
 // to (the replica answering it), once it was.
-func (w *world) mentionConn(ts string) int {
-	w.t.Helper()
+func mentionConn(w *bottest.World, ts string) int {
+	w.T.Helper()
 	conn := 0
-	w.waitFor("the mention "+ts+" to be delivered", func() bool {
-		for _, e := range w.srv.Envelopes() {
+	w.Eventually("the mention "+ts+" to be delivered", func() bool {
+		for _, e := range w.Slack.Envelopes() {
 			var p struct {
 				Event struct {
 					Type, TS string
@@ -57,24 +57,24 @@ func (w *world) mentionConn(ts string) int {
 func TestTwoReplicasOnRedisQueueBehindOneAnothersSessionAndAnswerEachMentionOnce(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	w := newWorldOn(t, dialRedis(t, srv, "replicas:"), func(c *config.Config, _ *agent.Runner) { c.Slack.MaxConcurrentSessions = 1 })
-	w.replicaOn(dialRedis(t, srv, "replicas:"))
+	w := bottest.Start(t, bottest.OnStore(dialRedis(t, srv, "replicas:")), bottest.WithConfig(func(c *config.Config) { c.Slack.MaxConcurrentSessions = 1 }))
+	w.Replica(bottest.OnStore(dialRedis(t, srv, "replicas:")))
 	gate := make(chan struct{})
 	var opened sync.Once
 	open := func() { opened.Do(func() { close(gate) }) }
 	t.Cleanup(open) // before the bots stop, so a failed test cannot leave a session waiting
 	var inFlight, peak atomic.Int64
-	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
 		n := inFlight.Add(1)
 		for old := peak.Load(); n > old && !peak.CompareAndSwap(old, n); old = peak.Load() {
 		}
 		<-gate
 		inFlight.Add(-1)
-		return textReport("Answer to " + lastUserText(r))
+		return llmtest.TextReport("Answer to " + lastUserText(r))
 	})
-	first := w.srv.Mention(channel, asker, "question 0")
-	w.model.Wait(1) // the first session holds the only slot, and waits
-	firstConn := w.mentionConn(first)
+	first := w.Slack.Mention(channel, asker, "question 0")
+	w.Model.Wait(1) // the first session holds the only slot, and waits
+	firstConn := mentionConn(w, first)
 
 	// Mentions until one goes to the other replica: it must queue behind
 	// the first replica's session, whose slot is in Redis.
@@ -83,12 +83,12 @@ func TestTwoReplicasOnRedisQueueBehindOneAnothersSessionAndAnswerEachMentionOnce
 		if i > 40 {
 			t.Fatalf("%d mentions all went to connection %d", i-1, firstConn)
 		}
-		ts := w.srv.Mention(channel, asker, "question "+strconv.Itoa(i))
+		ts := w.Slack.Mention(channel, asker, "question "+strconv.Itoa(i))
 		threads = append(threads, ts)
-		if w.mentionConn(ts) != firstConn {
-			w.waitFor("the other replica's session to queue", func() bool {
-				for _, m := range w.srv.Thread(channel, ts) {
-					if m.BotID != "" && strings.Contains(messageText(m), "Queued") {
+		if mentionConn(w, ts) != firstConn {
+			w.Eventually("the other replica's session to queue", func() bool {
+				for _, m := range w.Slack.Thread(channel, ts) {
+					if m.BotID != "" && strings.Contains(bottest.MessageText(m), "Queued") {
 						return true
 					}
 				}
@@ -99,30 +99,30 @@ func TestTwoReplicasOnRedisQueueBehindOneAnothersSessionAndAnswerEachMentionOnce
 	}
 	open()
 	for i, ts := range threads {
-		w.answered(channel, ts, "Answer to question "+strconv.Itoa(i))
+		w.Answered(channel, ts, "Answer to question "+strconv.Itoa(i))
 		// An answer posted below its progress message, when chat.update had
 		// no token free, removes that message just after.
-		w.waitFor(fmt.Sprintf("thread %d to hold the answer alone", i), func() bool {
-			return len(botMessages(w.srv.Thread(channel, ts))) == 1
+		w.Eventually(fmt.Sprintf("thread %d to hold the answer alone", i), func() bool {
+			return len(bottest.BotMessages(w.Slack.Thread(channel, ts))) == 1
 		})
 	}
 	if peak.Load() != 1 {
 		t.Errorf("%d sessions ran at once across two replicas with a cap of 1", peak.Load())
 	}
-	if n := len(w.model.Requests()); n != len(threads) {
+	if n := len(w.Model.Requests()); n != len(threads) {
 		t.Errorf("%d model calls for %d mentions: one was answered twice or not at all", n, len(threads))
 	}
 }
 
 // otherConn is an open emulator connection other than conn.
-func (w *world) otherConn(conn int) int {
-	w.t.Helper()
-	for _, id := range w.srv.ConnectionIDs() {
+func otherConn(w *bottest.World, conn int) int {
+	w.T.Helper()
+	for _, id := range w.Slack.ConnectionIDs() {
 		if id != conn {
 			return id
 		}
 	}
-	w.t.Fatalf("no connection other than %d", conn)
+	w.T.Fatalf("no connection other than %d", conn)
 	return 0
 }
 
@@ -133,35 +133,35 @@ func (w *world) otherConn(conn int) int {
 func TestAStopClickDeliveredToTheOtherReplicaStopsTheSessionForTheAskerOnly(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	w := newWorldOn(t, dialRedis(t, srv, "stops:"))
-	w.replicaOn(dialRedis(t, srv, "stops:"))
-	w.model.Respond(func(*llmtest.Recorded) llmtest.Reply { return llmtest.Reply{Text: "slow", Delay: time.Minute} })
-	ts := w.srv.Mention(channel, asker, "take your time")
-	progress := w.progressMessage(ts)
-	w.model.Wait(1)
-	other := w.otherConn(w.mentionConn(ts))
+	w := bottest.Start(t, bottest.OnStore(dialRedis(t, srv, "stops:")))
+	w.Replica(bottest.OnStore(dialRedis(t, srv, "stops:")))
+	w.Model.Respond(func(*llmtest.Recorded) llmtest.Reply { return llmtest.Reply{Text: "slow", Delay: time.Minute} })
+	ts := w.Slack.Mention(channel, asker, "take your time")
+	progress := w.ProgressMessage(channel, ts)
+	w.Model.Wait(1)
+	other := otherConn(w, mentionConn(w, ts))
 	value := stopValue(t, progress)
-	if _, err := w.srv.ClickOn(other, channel, progress.TS, "U0EVE", "slackbot_stop", value); err != nil {
+	if _, err := w.Slack.ClickOn(other, channel, progress.TS, "U0EVE", "slackbot_stop", value); err != nil {
 		t.Fatal(err)
 	}
-	w.waitFor("the refusal to someone else", func() bool {
-		for _, e := range w.srv.Ephemerals() {
+	w.Eventually("the refusal to someone else", func() bool {
+		for _, e := range w.Slack.Ephemerals() {
 			if e.User == "U0EVE" && strings.Contains(e.Text, "Only the person who asked") {
 				return true
 			}
 		}
 		return false
 	})
-	if _, err := w.srv.ClickOn(other, channel, progress.TS, asker, "slackbot_stop", value); err != nil {
+	if _, err := w.Slack.ClickOn(other, channel, progress.TS, asker, "slackbot_stop", value); err != nil {
 		t.Fatal(err)
 	}
-	w.answered(channel, ts, "Stopped by <@"+asker+">")
-	for _, e := range w.srv.Envelopes() {
+	w.Answered(channel, ts, "Stopped by <@"+asker+">")
+	for _, e := range w.Slack.Envelopes() {
 		if e.Type == "interactive" && e.Conn != other {
 			t.Errorf("a click went to connection %d, not %d", e.Conn, other)
 		}
 	}
-	if n := len(w.model.Requests()); n != 1 {
+	if n := len(w.Model.Requests()); n != 1 {
 		t.Errorf("%d model calls for one question", n)
 	}
 }
@@ -176,16 +176,16 @@ func TestTheSlotTakenWithTheLeaseIsRenewedWhileTheProgressMessageIsPosted(t *tes
 	t.Parallel()
 	const ttl = 3 * time.Second
 	srv := redistest.Start(t)
-	w := newWorldOn(t, dialRedis(t, srv, "renew:"), func(c *config.Config, _ *agent.Runner) {
+	w := bottest.Start(t, bottest.OnStore(dialRedis(t, srv, "renew:")), bottest.WithConfig(func(c *config.Config) {
 		c.Slack.MaxConcurrentSessions = 1
 		c.State.LeaseTTL = config.Duration(ttl)
-	})
+	}))
 	probe := dialRedis(t, srv, "renew:")
-	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
-	w.srv.RateLimit("chat.postMessage", 1, 2*ttl)
-	ts := w.srv.Mention(channel, asker, "question")
-	posts := func() []slacktest.Call { return w.srv.Calls("chat.postMessage") }
-	w.waitFor("the progress message to be refused with a 429", func() bool { return len(posts()) > 0 })
+	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return llmtest.TextReport("Answer to " + lastUserText(r)) })
+	w.Slack.RateLimit("chat.postMessage", 1, 2*ttl)
+	ts := w.Slack.Mention(channel, asker, "question")
+	posts := func() []emulator.Call { return w.Slack.Calls("chat.postMessage") }
+	w.Eventually("the progress message to be refused with a 429", func() bool { return len(posts()) > 0 })
 	if posts()[0].Status != http.StatusTooManyRequests {
 		t.Fatalf("the first post was answered %d", posts()[0].Status)
 	}
@@ -215,7 +215,7 @@ func TestTheSlotTakenWithTheLeaseIsRenewedWhileTheProgressMessageIsPosted(t *tes
 	if probes < 2 {
 		t.Errorf("the slot was checked %d times while the post waited", probes)
 	}
-	w.answered(channel, ts, "Answer to question")
+	w.Answered(channel, ts, "Answer to question")
 }
 
 // TestAQueuedSessionIsStoppedByAClickDeliveredToTheOtherReplica queues a
@@ -225,31 +225,31 @@ func TestTheSlotTakenWithTheLeaseIsRenewedWhileTheProgressMessageIsPosted(t *tes
 func TestAQueuedSessionIsStoppedByAClickDeliveredToTheOtherReplica(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	w := newWorldOn(t, dialRedis(t, srv, "queuedstop:"), func(c *config.Config, _ *agent.Runner) { c.Slack.MaxConcurrentSessions = 1 })
-	w.replicaOn(dialRedis(t, srv, "queuedstop:"))
+	w := bottest.Start(t, bottest.OnStore(dialRedis(t, srv, "queuedstop:")), bottest.WithConfig(func(c *config.Config) { c.Slack.MaxConcurrentSessions = 1 }))
+	w.Replica(bottest.OnStore(dialRedis(t, srv, "queuedstop:")))
 	g := newGate()
 	t.Cleanup(g.open)
-	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
 		<-g.ch
-		return textReport("Answer to " + lastUserText(r))
+		return llmtest.TextReport("Answer to " + lastUserText(r))
 	})
-	first := w.srv.Mention(channel, asker, "question 0")
-	w.model.Wait(1)
-	firstConn := w.mentionConn(first)
-	var queued slacktest.Message
+	first := w.Slack.Mention(channel, asker, "question 0")
+	w.Model.Wait(1)
+	firstConn := mentionConn(w, first)
+	var queued emulator.Message
 	var ts, question string
 	for i := 1; queued.TS == ""; i++ {
 		if i > 40 {
 			t.Fatalf("%d mentions all went to connection %d", i-1, firstConn)
 		}
 		question = "question " + strconv.Itoa(i)
-		ts = w.srv.Mention(channel, asker, question)
-		if w.mentionConn(ts) == firstConn {
+		ts = w.Slack.Mention(channel, asker, question)
+		if mentionConn(w, ts) == firstConn {
 			continue // queued on the same replica: not this test's case
 		}
-		w.waitFor("the other replica's session to queue", func() bool {
-			for _, m := range botMessages(w.srv.Thread(channel, ts)) {
-				if strings.Contains(messageText(m), "Queued") {
+		w.Eventually("the other replica's session to queue", func() bool {
+			for _, m := range bottest.BotMessages(w.Slack.Thread(channel, ts)) {
+				if strings.Contains(bottest.MessageText(m), "Queued") {
 					queued = m
 					return true
 				}
@@ -257,13 +257,13 @@ func TestAQueuedSessionIsStoppedByAClickDeliveredToTheOtherReplica(t *testing.T)
 			return false
 		})
 	}
-	if _, err := w.srv.ClickOn(firstConn, channel, queued.TS, asker, "slackbot_stop", stopValue(t, queued)); err != nil {
+	if _, err := w.Slack.ClickOn(firstConn, channel, queued.TS, asker, "slackbot_stop", stopValue(t, queued)); err != nil {
 		t.Fatal(err)
 	}
-	w.answered(channel, ts, "Stopped by <@"+asker+">")
+	w.Answered(channel, ts, "Stopped by <@"+asker+">")
 	g.open()
-	w.answered(channel, first, "Answer to question 0")
-	for _, r := range w.model.Requests() {
+	w.Answered(channel, first, "Answer to question 0")
+	for _, r := range w.Model.Requests() {
 		if q := lastUserText(r); q == question || strings.HasSuffix(q, ": "+question) {
 			t.Errorf("the stopped %q reached the model", question)
 		}

@@ -2,16 +2,15 @@ package slack_test
 
 import (
 	"bytes"
-	"context"
 	"runtime"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/wait"
 	"github.com/slackbot/slackbot/llm/llmtest"
-	"github.com/slackbot/slackbot/state"
+	"github.com/slackbot/slackbot/slack/bottest"
 )
 
 // botGoroutines is the stacks of the goroutines running the bot's own
@@ -31,37 +30,28 @@ func botGoroutines() string {
 // Not parallel: it counts every goroutine of the bot's package, and
 // parallel tests start only once it is over.
 func TestShutdownAfterABurstOfMentionsDropsQueuedReactionRemovalsAndLeavesNothingRunning(t *testing.T) {
-	w := newWorldOn(t, state.NewMemory(), func(c *config.Config, _ *agent.Runner) {
+	w := bottest.Start(t, bottest.WithConfig(func(c *config.Config) {
 		// Reaction removals at Slack's tier 2, everything else unbounded;
 		// the default grace, longer than the test waits for Run.
 		c.Slack.RateLimits = map[string]config.RateLimit{"reactions.remove": {PerMinute: 20, Burst: 3}}
 		c.Slack.ShutdownGrace = config.Duration(config.DefaultShutdownGrace)
 		c.Slack.MaxConcurrentSessions = 40
-	})
-	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
+	}))
+	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return llmtest.TextReport("Answer to " + lastUserText(r)) })
 	var threads []string
 	for i := range 40 {
-		threads = append(threads, w.srv.Mention(channel, asker, "question "+strconv.Itoa(i)))
+		threads = append(threads, w.Slack.Mention(channel, asker, "question "+strconv.Itoa(i)))
 	}
 	for i, ts := range threads {
-		w.answered(channel, ts, "Answer to question "+strconv.Itoa(i))
+		w.Answered(channel, ts, "Answer to question "+strconv.Itoa(i))
 	}
-	if removed := len(w.srv.Calls("reactions.remove")); removed >= 40 {
+	if removed := len(w.Slack.Calls("reactions.remove")); removed >= 40 {
 		t.Fatalf("all %d reaction removals went out before the shutdown: nothing was queued", removed)
 	}
-	w.shutdown() // fails the test when Run has not returned within 20 s
+	w.Shutdown() // fails the test when Run has not returned within 20 s
 	if t.Failed() {
 		return
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for left := botGoroutines(); left != ""; left = botGoroutines() {
-		if time.Now().After(deadline) {
-			t.Fatalf("goroutines of the bot still running after Run returned:\n%s", left)
-		}
-		select {
-		case <-w.srv.Changed():
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	_ = context.Background
+	w.Eventually("the bot's goroutines to end after Run returned", func() bool { return botGoroutines() == "" },
+		wait.Within(5*time.Second), wait.Log(botGoroutines))
 }

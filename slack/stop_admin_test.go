@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
+	"github.com/slackbot/slackbot/slack/bottest"
 	"github.com/slackbot/slackbot/state/redistest"
 )
 
@@ -19,31 +19,31 @@ func TestAnAdminsStopDeliveredToTheOtherReplicaStopsSomeoneElsesSession(t *testi
 	t.Parallel()
 	const admin = "U0BOSS"
 	srv := redistest.Start(t)
-	w := newWorldOn(t, dialRedis(t, srv, "adminstop:"), func(c *config.Config, _ *agent.Runner) { c.Slack.Admins = []string{admin} })
-	w.replicaOn(dialRedis(t, srv, "adminstop:"))
-	w.srv.AddUser(admin, "boss")
-	w.model.Respond(func(*llmtest.Recorded) llmtest.Reply { return llmtest.Reply{Text: "slow", Delay: time.Minute} })
-	ts := w.srv.Mention(channel, asker, "take your time")
-	progress := w.progressMessage(ts)
-	w.model.Wait(1)
-	other := w.otherConn(w.mentionConn(ts))
-	if _, err := w.srv.ClickOn(other, channel, progress.TS, admin, "slackbot_stop", stopValue(t, progress)); err != nil {
+	w := bottest.Start(t, bottest.OnStore(dialRedis(t, srv, "adminstop:")), bottest.WithConfig(func(c *config.Config) { c.Slack.Admins = []string{admin} }))
+	w.Replica(bottest.OnStore(dialRedis(t, srv, "adminstop:")))
+	w.Slack.AddUser(admin, "boss")
+	w.Model.Respond(func(*llmtest.Recorded) llmtest.Reply { return llmtest.Reply{Text: "slow", Delay: time.Minute} })
+	ts := w.Slack.Mention(channel, asker, "take your time")
+	progress := w.ProgressMessage(channel, ts)
+	w.Model.Wait(1)
+	other := otherConn(w, mentionConn(w, ts))
+	if _, err := w.Slack.ClickOn(other, channel, progress.TS, admin, "slackbot_stop", stopValue(t, progress)); err != nil {
 		t.Fatal(err)
 	}
 	// The admin wrote nothing in the thread, so the note names them
 	// without a ping.
-	w.answered(channel, ts, "Stopped by @boss")
-	for _, e := range w.srv.Ephemerals() {
+	w.Answered(channel, ts, "Stopped by @boss")
+	for _, e := range w.Slack.Ephemerals() {
 		if e.User == admin && strings.Contains(e.Text, "Only the person who asked") {
 			t.Errorf("the admin was told %q", e.Text)
 		}
 	}
-	for _, e := range w.srv.Envelopes() {
+	for _, e := range w.Slack.Envelopes() {
 		if e.Type == "interactive" && e.Conn != other {
 			t.Errorf("the click went to connection %d, not %d", e.Conn, other)
 		}
 	}
-	if n := len(w.model.Requests()); n != 1 {
+	if n := len(w.Model.Requests()); n != 1 {
 		t.Errorf("%d model calls for one question", n)
 	}
 }

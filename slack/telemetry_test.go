@@ -13,6 +13,7 @@ import (
 
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/wait"
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack"
@@ -55,45 +56,15 @@ func everything(t *testing.T, queue string) (*mcp.Registry, *tools.Orchestrator)
 	return reg, orch
 }
 
-// serveTelemetry serves m and checks on loopback and returns the base URL.
-func serveTelemetry(t *testing.T, m *telemetry.Metrics, checks ...telemetry.Check) string {
-	t.Helper()
-	srv, err := telemetry.Listen("127.0.0.1:0", telemetry.Handler(m, nil, checks...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Close(ctx)
-	})
-	return "http://" + srv.Addr()
-}
-
-// eventually checks cond every 20 ms until it holds, failing after 20 s:
-// for state the emulator does not signal (a gauge, the socket's state).
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
-}
-
 const researcherPrompt = "You look things up for another agent."
 
 // withResearcher gives the assistant a sub-agent, researcher.
-func withResearcher(c *config.Config, _ *agent.Runner) {
+var withResearcher = bottest.WithConfig(func(c *config.Config) {
 	r := bottest.Agent()
 	r.Name, r.Prompt, r.Description = "researcher", researcherPrompt, "Looks things up."
 	c.Agents[r.Name] = r
 	c.Agents[bottest.AgentName].Agents = []string{r.Name}
-}
+})
 
 // toolThenReport answers the researcher with a report at once, and the
 // assistant first with an MCP call and a sub-agent call in one turn, then
@@ -101,11 +72,11 @@ func withResearcher(c *config.Config, _ *agent.Runner) {
 func toolThenReport(r *llmtest.Recorded) llmtest.Reply {
 	if strings.Contains(r.System, researcherPrompt) {
 		b, _ := json.Marshal(map[string]any{"status": "success", "report_format": config.FormatSubAgent, "report_content": "Found: 42."})
-		return call(agent.FinalReportTool, string(b))
+		return llmtest.Call(agent.FinalReportTool, string(b))
 	}
 	for _, m := range r.Messages {
 		if m.Role == llm.RoleTool && strings.Contains(m.Content, "Echo: ping from slack") {
-			return slackReport([]any{map[string]any{"blocks": []any{section("The answer is *42*.")}}})
+			return llmtest.SlackReport([]any{map[string]any{"blocks": []any{llmtest.Section("The answer is *42*.")}}})
 		}
 	}
 	return llmtest.Reply{ToolCalls: []llmtest.ToolCall{
@@ -128,22 +99,21 @@ func TestASessionWithAToolAndASubAgentIsMeasuredAndTraced(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tracer.Shutdown(context.Background()) })
-	w := newWorldWith(t, func(o *slack.Options) { o.Metrics, o.Tracer = metrics, tracer },
-		func(_ *config.Config, r *agent.Runner) { r.Tools = orch }, withResearcher)
-	url := serveTelemetry(t, metrics, w.bots[0].ReadyCheck(), telemetry.StoreCheck(w.store))
-	w.model.Respond(toolThenReport)
-	w.srv.RateLimit("reactions.add", 1, 0)
+	w := bottest.Start(t, bottest.WithBot(func(o *slack.Options) { o.Metrics, o.Tracer = metrics, tracer }), bottest.WithRunner(func(r *agent.Runner) { r.Tools = orch }), withResearcher)
+	url := telemetrytest.Serve(t, metrics, w.Bots[0].ReadyCheck(), telemetry.StoreCheck(w.Store))
+	w.Model.Respond(toolThenReport)
+	w.Slack.RateLimit("reactions.add", 1, 0)
 	// A channel that appears once the bot has read the channel list: its
 	// name is asked of conversations.info, which fails.
-	w.waitFor("the channel list to be read", func() bool { return len(w.srv.Calls("conversations.list")) > 0 })
-	w.srv.Fail("conversations.info", "internal_error", 1)
+	w.Eventually("the channel list to be read", func() bool { return len(w.Slack.Calls("conversations.list")) > 0 })
+	w.Slack.Fail("conversations.info", "internal_error", 1)
 	const room = "C0METRICS"
 
 	const question = "what is the answer, privately?"
-	ts := w.srv.Mention(room, asker, question)
-	w.answered(room, ts, "The answer is *42*.")
+	ts := w.Slack.Mention(room, asker, question)
+	w.Answered(room, ts, "The answer is *42*.")
 	var f telemetrytest.Families
-	eventually(t, "the session to be counted and out of flight", func() bool {
+	wait.Eventually(t, "the session to be counted and out of flight", func() bool {
 		f = telemetrytest.Scrape(t, url+"/metrics")
 		done, _ := f.Value("slackbot_sessions_total", "agent", bottest.AgentName, "status", "success")
 		flying, _ := f.Value("slackbot_sessions_in_flight")
@@ -154,7 +124,7 @@ func TestASessionWithAToolAndASubAgentIsMeasuredAndTraced(t *testing.T) {
 	})
 
 	t.Run("metrics", func(t *testing.T) {
-		calls := float64(len(w.model.Requests())) // assistant twice, researcher once
+		calls := float64(len(w.Model.Requests())) // assistant twice, researcher once
 		if calls != 3 {
 			t.Fatalf("%v model calls, want 3", calls)
 		}
@@ -297,7 +267,7 @@ func TestASessionWithAToolAndASubAgentIsMeasuredAndTraced(t *testing.T) {
 				t.Errorf("span %q ends before it starts", s.Name)
 			}
 		}
-		for _, private := range []string{question, "ping from slack", "The answer is", "find the answer", "Found: 42", w.srv.BotToken()} {
+		for _, private := range []string{question, "ping from slack", "The answer is", "find the answer", "Found: 42", w.Slack.BotToken()} {
 			if receiver.Contains(private) {
 				t.Errorf("the exported spans carry %q", private)
 			}
@@ -312,23 +282,23 @@ func TestReadyzFollowsTheSocketTheStoreAndTheMCPServers(t *testing.T) {
 	t.Parallel()
 	reg, orch := everything(t, "mcp")
 	metrics := telemetry.NewMetrics()
-	w := newWorldWith(t, func(o *slack.Options) { o.Metrics = metrics }, func(_ *config.Config, r *agent.Runner) { r.Tools = orch })
+	w := bottest.Start(t, bottest.WithBot(func(o *slack.Options) { o.Metrics = metrics }), bottest.WithRunner(func(r *agent.Runner) { r.Tools = orch }))
 
 	// A bot built but not running yet is not ready.
-	idle, err := slack.New(slack.Options{Config: w.cfg, Runner: w.runner, State: w.store})
+	idle, err := slack.New(slack.Options{Config: w.Config, Runner: w.Runner, State: w.Store})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, b := telemetrytest.Ready(t, serveTelemetry(t, nil, idle.ReadyCheck())); code != http.StatusServiceUnavailable || b.Checks["slack"] != "socket not connected" {
+	if code, b := telemetrytest.Ready(t, telemetrytest.Serve(t, nil, idle.ReadyCheck())); code != http.StatusServiceUnavailable || b.Checks["slack"] != "socket not connected" {
 		t.Fatalf("before connecting: /readyz = %d %+v", code, b)
 	}
 
-	url := serveTelemetry(t, metrics, w.bots[0].ReadyCheck(), telemetry.StoreCheck(w.store), telemetry.MCPCheck(reg.Down))
+	url := telemetrytest.Serve(t, metrics, w.Bots[0].ReadyCheck(), telemetry.StoreCheck(w.Store), telemetry.MCPCheck(reg.Down))
 	wantReady := func(what string, ready bool, check, state string) {
 		t.Helper()
 		var code int
 		var b telemetrytest.Readiness
-		eventually(t, what, func() bool {
+		wait.Eventually(t, what, func() bool {
 			code, b = telemetrytest.Ready(t, url)
 			return (code == http.StatusOK) == ready && b.Checks[check] == state
 		})
@@ -336,10 +306,10 @@ func TestReadyzFollowsTheSocketTheStoreAndTheMCPServers(t *testing.T) {
 	wantReady("ready once connected", true, "slack", "ok")
 
 	// The sockets drop and Slack refuses new ones for a while.
-	w.srv.Fail("apps.connections.open", "internal_error", 1000)
-	w.srv.DropConnections()
+	w.Slack.Fail("apps.connections.open", "internal_error", 1000)
+	w.Slack.DropConnections()
 	wantReady("not ready while the socket is down", false, "slack", "socket not connected")
-	w.srv.Fail("apps.connections.open", "", 0)
+	w.Slack.Fail("apps.connections.open", "", 0)
 	wantReady("ready again after reconnecting", true, "slack", "ok")
 
 	if err := reg.Close(); err != nil {
@@ -347,7 +317,7 @@ func TestReadyzFollowsTheSocketTheStoreAndTheMCPServers(t *testing.T) {
 	}
 	wantReady("not ready with an MCP server down", false, "mcp", "down: everything")
 
-	if err := w.store.Close(); err != nil {
+	if err := w.Store.Close(); err != nil {
 		t.Fatal(err)
 	}
 	wantReady("not ready with the store closed", false, "state", "closed")
@@ -359,34 +329,33 @@ func TestReadyzFollowsTheSocketTheStoreAndTheMCPServers(t *testing.T) {
 func TestQueuedAndInFlightSessionsAreGaugedWhileTheyWait(t *testing.T) {
 	t.Parallel()
 	metrics := telemetry.NewMetrics()
-	w := newWorldWith(t, func(o *slack.Options) { o.Metrics = metrics },
-		func(c *config.Config, _ *agent.Runner) { c.Slack.MaxConcurrentSessions = 1 })
-	url := serveTelemetry(t, metrics)
+	w := bottest.Start(t, bottest.WithBot(func(o *slack.Options) { o.Metrics = metrics }), bottest.WithConfig(func(c *config.Config) { c.Slack.MaxConcurrentSessions = 1 }))
+	url := telemetrytest.Serve(t, metrics)
 	g := newGate()
 	defer g.open()
-	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
 		if strings.Contains(lastUserText(r), "first") {
 			<-g.ch
 		}
-		return textReport("Answer to " + lastUserText(r))
+		return llmtest.TextReport("Answer to " + lastUserText(r))
 	})
-	ts1 := w.srv.Mention(channel, asker, "first")
-	w.model.Wait(1)
-	ts2 := w.srv.Mention(channel, asker, "second")
+	ts1 := w.Slack.Mention(channel, asker, "first")
+	w.Model.Wait(1)
+	ts2 := w.Slack.Mention(channel, asker, "second")
 	gauges := func() (flying, queued float64) {
 		f := telemetrytest.Scrape(t, url+"/metrics")
 		flying, _ = f.Value("slackbot_sessions_in_flight")
 		queued, _ = f.Value("slackbot_sessions_queued")
 		return flying, queued
 	}
-	eventually(t, "one session in flight and one queued", func() bool {
+	wait.Eventually(t, "one session in flight and one queued", func() bool {
 		flying, queued := gauges()
 		return flying == 1 && queued == 1
 	})
 	g.open()
-	w.answered(channel, ts1, "Answer to first")
-	w.answered(channel, ts2, "Answer to second")
-	eventually(t, "nothing in flight or queued", func() bool {
+	w.Answered(channel, ts1, "Answer to first")
+	w.Answered(channel, ts2, "Answer to second")
+	wait.Eventually(t, "nothing in flight or queued", func() bool {
 		flying, queued := gauges()
 		return flying == 0 && queued == 0
 	})
@@ -409,11 +378,11 @@ func TestQueuedAndInFlightSessionsAreGaugedWhileTheyWait(t *testing.T) {
 func TestAFeedbackClickIsCountedInTheMetrics(t *testing.T) {
 	t.Parallel()
 	metrics := telemetry.NewMetrics()
-	w := newWorldWith(t, func(o *slack.Options) { o.Metrics = metrics })
-	url := serveTelemetry(t, metrics)
-	w.model.Push(slackReport([]any{map[string]any{"blocks": []any{section("Paris is the *capital*.")}}}))
-	ts := w.srv.Mention(channel, asker, "what is the capital of France?")
-	bot := botMessages(w.answered(channel, ts, "capital"))
+	w := bottest.Start(t, bottest.WithBot(func(o *slack.Options) { o.Metrics = metrics }))
+	url := telemetrytest.Serve(t, metrics)
+	w.Model.Push(llmtest.SlackReport([]any{map[string]any{"blocks": []any{llmtest.Section("Paris is the *capital*.")}}}))
+	ts := w.Slack.Mention(channel, asker, "what is the capital of France?")
+	bot := bottest.BotMessages(w.Answered(channel, ts, "capital"))
 	answer := bot[len(bot)-1]
 	positive, negative, ok := feedbackButtons(t, answer)
 	if !ok {
@@ -421,11 +390,11 @@ func TestAFeedbackClickIsCountedInTheMetrics(t *testing.T) {
 	}
 	for i, v := range []string{positive, positive, negative} {
 		user := []string{asker, "U0BOB", "U0CAT"}[i]
-		w.srv.AddUser(user, strings.ToLower(user))
-		if _, err := w.srv.Click(channel, answer.TS, user, feedbackAction, v); err != nil {
+		w.Slack.AddUser(user, strings.ToLower(user))
+		if _, err := w.Slack.Click(channel, answer.TS, user, feedbackAction, v); err != nil {
 			t.Fatal(err)
 		}
-		w.thanked(user, ts, 1)
+		thanked(w, user, ts, 1)
 	}
 	f := telemetrytest.Scrape(t, url+"/metrics")
 	for value, want := range map[string]float64{"positive": 2, "negative": 1} {

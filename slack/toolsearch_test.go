@@ -10,6 +10,7 @@ import (
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
+	"github.com/slackbot/slackbot/slack/bottest"
 	"github.com/slackbot/slackbot/tools"
 )
 
@@ -34,27 +35,28 @@ func (weatherBox) Call(context.Context, tools.Call) (tools.Result, error) {
 // escaped like any text the model writes.
 func TestTheProgressMessageSaysWhatToolASearchLooksFor(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, func(c *config.Config, r *agent.Runner) {
+	w := bottest.Start(t, bottest.WithConfig(func(c *config.Config) {
 		c.Slack.ProgressInterval = config.Duration(time.Millisecond)
 		c.Slack.RateLimits = map[string]config.RateLimit{"chat.update": {PerMinute: 1e6, Burst: 1000}}
+		a := c.Agents["assistant"]
+		a.Tools, a.ToolSearch = []string{"box__*"}, config.ToolSearchAlways
+	}), bottest.WithRunner(func(r *agent.Runner) {
 		r.Tools = tools.New(context.Background(), tools.Options{}, weatherBox{})
-	})
-	a := w.cfg.Agents["assistant"]
-	a.Tools, a.ToolSearch = []string{"box__*"}, config.ToolSearchAlways
+	}))
 	release := make(chan struct{})
-	w.model.Push(call(agent.SearchTool, `{"query":"check the <!channel> weather"}`))
-	w.model.Respond(func(*llmtest.Recorded) llmtest.Reply {
+	w.Model.Push(llmtest.Call(agent.SearchTool, `{"query":"check the <!channel> weather"}`))
+	w.Model.Respond(func(*llmtest.Recorded) llmtest.Reply {
 		select { // the answer waits until the test has seen the progress
 		case <-release:
 		case <-time.After(20 * time.Second):
 		}
-		return textReport("Sunny.")
+		return llmtest.TextReport("Sunny.")
 	})
-	ts := w.srv.Mention(channel, asker, "weather?")
+	ts := w.Slack.Mention(channel, asker, "weather?")
 	const want = "Looking for a tool to check the &lt;!channel&gt; weather"
 	var seen string
-	w.waitFor("the progress message to say what the search looks for", func() bool {
-		for _, c := range w.srv.Calls("chat.update") {
+	w.Eventually("the progress message to say what the search looks for", func() bool {
+		for _, c := range w.Slack.Calls("chat.update") {
 			if blocks := c.Params.Get("blocks"); strings.Contains(blocks, "Looking for a tool") {
 				seen = strings.ReplaceAll(blocks, `\u0026`, "&")
 				return true
@@ -63,7 +65,7 @@ func TestTheProgressMessageSaysWhatToolASearchLooksFor(t *testing.T) {
 		return false
 	})
 	close(release)
-	w.answered(channel, ts, "Sunny")
+	w.Answered(channel, ts, "Sunny")
 	if !strings.Contains(seen, want) || strings.Contains(seen, "<!channel>") {
 		t.Errorf("progress = %s, want %q with the broadcast escaped", seen, want)
 	}

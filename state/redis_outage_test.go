@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/slackbot/slackbot/internal/wait"
 	"github.com/slackbot/slackbot/state/redistest"
 )
 
@@ -60,10 +61,10 @@ func TestRedisStoreFailsWhileTheServerIsDownAndRemembersEventsAfter(t *testing.T
 		t.Fatalf("the error repeats the URL: %v", err)
 	}
 	srv.Up(t)
-	waitUntil(t, 10*time.Second, "the store never worked again", func() bool {
+	wait.Eventually(t, "the store to work again", func() bool {
 		_, err := r.Marked(ctx, "x")
 		return err == nil
-	})
+	}, wait.Within(10*time.Second))
 	if first, err := r.Once(ctx, "event:Ev1", time.Hour); err != nil || first {
 		t.Fatalf("Once after the outage on an event recorded before = %v, %v; want false: a persistent server keeps it", first, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/wait"
 	"github.com/slackbot/slackbot/redact"
 	"github.com/slackbot/slackbot/state/redistest"
 )
@@ -42,19 +43,6 @@ func dialRedis(t *testing.T, srv *redistest.Server, prefix string) *Redis {
 func newTestRedis(t *testing.T) *Redis {
 	t.Helper()
 	return dialRedis(t, redistest.Start(t), newRedisPrefix(t))
-}
-
-// waitUntil polls cond until it holds, failing t after timeout: expiry
-// has no event to wait on, only the server's clock.
-func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", timeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // concurrently runs f(i) for i in [0, n) at once and waits for all.
@@ -176,7 +164,7 @@ func TestRedisSlotsAreLimitedRenewedAndExpire(t *testing.T) {
 	if !acquire("a", time.Minute) {
 		t.Fatal("a holder could not renew its own slot")
 	}
-	waitUntil(t, 5*time.Second, "the expired slot of b was never freed", func() bool { return acquire("c", time.Minute) })
+	wait.Eventually(t, "the expired slot of b to be freed", func() bool { return acquire("c", time.Minute) }, wait.Within(5*time.Second))
 	if err := r.Release(ctx, "tool:search", "nobody"); err != nil {
 		t.Fatalf("releasing a slot not held: %v", err)
 	}
@@ -206,25 +194,25 @@ func TestRedisKeysExpireAfterShortTTLs(t *testing.T) {
 	if _, err := r.Add(ctx, "budget", 3, ttl); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 5*time.Second, "the lease never expired", func() bool {
+	wait.Eventually(t, "the lease to expire", func() bool {
 		ok, err := r.Lock(ctx, "thread", "replica2", time.Minute)
 		return err == nil && ok
-	})
+	}, wait.Within(5*time.Second))
 	if d := time.Since(start); d < ttl {
 		t.Errorf("a lease of %s lapsed after %s", ttl, d)
 	}
-	waitUntil(t, 5*time.Second, "the dedup key never expired", func() bool {
+	wait.Eventually(t, "the dedup key to expire", func() bool {
 		ok, err := r.Once(ctx, "Ev1", ttl)
 		return err == nil && ok
-	})
-	waitUntil(t, 5*time.Second, "the mark never expired", func() bool {
+	}, wait.Within(5*time.Second))
+	wait.Eventually(t, "the mark to expire", func() bool {
 		ok, err := r.Marked(ctx, "mine")
 		return err == nil && !ok
-	})
-	waitUntil(t, 5*time.Second, "the counter never expired", func() bool {
+	}, wait.Within(5*time.Second))
+	wait.Eventually(t, "the counter to expire", func() bool {
 		v, err := r.Get(ctx, "budget")
 		return err == nil && v == 0
-	})
+	}, wait.Within(5*time.Second))
 }
 
 func TestRedisLeaseIsRenewedByItsOwnerOnly(t *testing.T) {
@@ -578,10 +566,10 @@ func TestRedisStoreRecoversWhenTheServerRestarts(t *testing.T) {
 	srv.Restart(t)
 	// The pooled connections are dead and the script cache is empty: the
 	// client redials and the scripts are loaded again, with no new store.
-	waitUntil(t, 5*time.Second, "the store never worked again", func() bool {
+	wait.Eventually(t, "the store to work again", func() bool {
 		_, err := r.Lock(ctx, "thread", "b", time.Minute)
 		return err == nil
-	})
+	}, wait.Within(5*time.Second))
 	if ok, err := r.Acquire(ctx, "sessions", "b", 1, time.Minute); err != nil || !ok {
 		t.Fatalf("Acquire after the restart = %v, %v", ok, err)
 	}

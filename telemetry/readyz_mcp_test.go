@@ -22,7 +22,7 @@ func TestReadyzIsNotReadyWithOneMCPServerDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = reg.Close() })
-	url := serve(t, telemetry.NewMetrics(), telemetry.StoreCheck(state.NewMemory()), telemetry.MCPCheck(reg.Down))
+	url := telemetrytest.Serve(t, telemetry.NewMetrics(), telemetry.StoreCheck(state.NewMemory()), telemetry.MCPCheck(reg.Down))
 	code, b := telemetrytest.Ready(t, url)
 	if code != http.StatusServiceUnavailable || b.Status != "not ready" {
 		t.Fatalf("one MCP server down: /readyz = %d %+v, want 503 not ready", code, b)

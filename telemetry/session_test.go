@@ -30,10 +30,6 @@ func member(name string) *config.Agent {
 	}
 }
 
-func toolCall(name, args string) llmtest.Reply {
-	return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: name, Arguments: args}}}
-}
-
 // TestAHandOffAMadeUpToolAndARetryAreMeasuredAndTraced runs a router that
 // hands off (after one failed model attempt) to an agent that calls a
 // tool that does not exist before it answers: the made-up name stays out
@@ -44,8 +40,8 @@ func TestAHandOffAMadeUpToolAndARetryAreMeasuredAndTraced(t *testing.T) {
 	model := llmtest.NewServer(t)
 	var mu sync.Mutex
 	scripts := map[string][]llmtest.Reply{
-		"triage": {{Status: 500, ErrorType: "server_error"}, toolCall(agent.HandoffTool, `{"agent":"billing"}`)},
-		"billing": {toolCall("rm_rf_zz_invented", `{}`), toolCall(agent.FinalReportTool,
+		"triage": {{Status: 500, ErrorType: "server_error"}, llmtest.Call(agent.HandoffTool, `{"agent":"billing"}`)},
+		"billing": {llmtest.Call("rm_rf_zz_invented", `{}`), llmtest.Call(agent.FinalReportTool,
 			`{"status":"success","report_format":"markdown","report_content":"Refunded."}`)},
 	}
 	model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
@@ -86,7 +82,7 @@ func TestAHandOffAMadeUpToolAndARetryAreMeasuredAndTraced(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	f := telemetrytest.Scrape(t, serve(t, metrics)+"/metrics")
+	f := telemetrytest.Scrape(t, telemetrytest.Serve(t, metrics)+"/metrics")
 	for _, c := range []struct {
 		name   string
 		labels []string

@@ -21,28 +21,13 @@ import (
 	"github.com/slackbot/slackbot/telemetry/telemetrytest"
 )
 
-// serve runs the endpoint on loopback for the test.
-func serve(t *testing.T, m *telemetry.Metrics, checks ...telemetry.Check) string {
-	t.Helper()
-	srv, err := telemetry.Listen("127.0.0.1:0", telemetry.Handler(m, nil, checks...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Close(ctx)
-	})
-	return "http://" + srv.Addr()
-}
-
 func TestFeedbackIsCountedByValueWithUnknownValuesAsOther(t *testing.T) {
 	t.Parallel()
 	m := telemetry.NewMetrics()
 	for _, v := range []string{"positive", "positive", "negative", "U0123-secret-ish"} {
 		m.Feedback(v)
 	}
-	f := telemetrytest.Scrape(t, serve(t, m)+"/metrics")
+	f := telemetrytest.Scrape(t, telemetrytest.Serve(t, m)+"/metrics")
 	for _, want := range []struct {
 		value string
 		n     float64
@@ -119,7 +104,7 @@ func TestTheSlackTransportCountsErrorsAndHandsBackTheWholeBody(t *testing.T) {
 	if bodies["chat.postMessage"] != `{"error":"channel_not_found","ok":false}` {
 		t.Errorf("an error answer came back as %q", bodies["chat.postMessage"])
 	}
-	f := telemetrytest.Scrape(t, serve(t, m)+"/metrics")
+	f := telemetrytest.Scrape(t, telemetrytest.Serve(t, m)+"/metrics")
 	checks := []struct {
 		name   string
 		labels []string
@@ -166,7 +151,7 @@ func TestReadyzIsReadyOnlyWhileEveryCheckPassesAndShowsNoErrorText(t *testing.T)
 		}
 		return nil
 	}}
-	url := serve(t, telemetry.NewMetrics(), telemetry.StoreCheck(store), telemetry.MCPCheck(servers), failing)
+	url := telemetrytest.Serve(t, telemetry.NewMetrics(), telemetry.StoreCheck(store), telemetry.MCPCheck(servers), failing)
 
 	if code, b := telemetrytest.Ready(t, url); code != http.StatusOK || b.Status != "ready" || b.Checks["state"] != "ok" || b.Checks["mcp"] != "ok" {
 		t.Fatalf("all well: /readyz = %d %+v", code, b)

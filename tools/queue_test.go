@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/slackbot/slackbot/internal/wait"
 )
 
 func TestAQueueOfTwoNeverRunsAThirdCall(t *testing.T) {
@@ -44,7 +46,7 @@ func TestAQueueOfTwoNeverRunsAThirdCall(t *testing.T) {
 	}
 	// Wait until two run and the other eighteen wait, then let them through
 	// one at a time: at every moment at most two may be inside the tool.
-	waitFor(t, func() bool { s := o.Queues()[0]; return s.Running == 2 && s.Waiting == calls-2 })
+	wait.Eventually(t, "two calls running and the rest waiting", func() bool { s := o.Queues()[0]; return s.Running == 2 && s.Waiting == calls-2 })
 	for range calls {
 		release <- struct{}{}
 	}
@@ -79,13 +81,13 @@ func TestAQueueWaitEndsWithTheSession(t *testing.T) {
 		}}
 	o := newOrch(t, Options{Queues: map[string]int{"one": 1}}, p)
 	go o.Execute(context.Background(), "holder", "q__t", `{"hold":true}`, 0)
-	waitFor(t, func() bool { return o.Queues()[0].Running == 1 })
+	wait.Eventually(t, "one call running", func() bool { return o.Queues()[0].Running == 1 })
 
 	t.Run("a cancelled wait gives up at once and says so", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan Outcome, 1)
 		go func() { done <- o.Execute(ctx, "w", "q__t", "{}", 0) }()
-		waitFor(t, func() bool { return o.Queues()[0].Waiting == 1 })
+		wait.Eventually(t, "one call waiting", func() bool { return o.Queues()[0].Waiting == 1 })
 		cancel()
 		out := <-done
 		if out.Failure != FailCanceled || !strings.Contains(out.Content, "cancelled while waiting in queue one") {
@@ -138,7 +140,7 @@ func TestCancelStopsWaitingAndRunningCalls(t *testing.T) {
 	for i := range 2 {
 		go func() { done <- o.Execute(context.Background(), fmt.Sprint(i), "q__t", "{}", 0) }()
 	}
-	waitFor(t, func() bool { s := o.Queues()[0]; return s.Running == 1 && s.Waiting == 1 })
+	wait.Eventually(t, "one call running and one waiting", func() bool { s := o.Queues()[0]; return s.Running == 1 && s.Waiting == 1 })
 	if err := o.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -152,17 +154,5 @@ func TestCancelStopsWaitingAndRunningCalls(t *testing.T) {
 	}
 	if out := o.Execute(context.Background(), "late", "q__t", "{}", 0); out.Failure != FailClosed {
 		t.Fatalf("a call after Close: %q", out.Failure)
-	}
-}
-
-// waitFor polls cond until it holds, failing the test after a few seconds.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 5s")
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/playground"
 	"github.com/slackbot/slackbot/slack"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 	"github.com/slackbot/slackbot/state"
 )
 
@@ -43,7 +43,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 func serveDev(ctx context.Context, w *wiring, listen string, ready func(url string)) error {
 	// Slack's own rate limits, so that what the bot does under them shows
 	// here as it would in a workspace.
-	srv, err := slacktest.New(slacktest.Options{RateLimits: slacktest.SlackLimits()})
+	srv, err := emulator.New(emulator.Options{RateLimits: emulator.SlackLimits()})
 	if err != nil {
 		return err
 	}

@@ -19,8 +19,7 @@ import (
 // emulator, and the command returns when its context ends.
 func TestDevServesThePageAndTheBotAnswersThroughIt(t *testing.T) {
 	t.Parallel()
-	model := llmtest.NewServer(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "agent__final_report",
-		Arguments: `{"status":"success","report_format":"slack-block-kit","report_content":"Hello from *dev*."}`}}})
+	model := llmtest.NewServer(t, llmtest.Call(llmtest.FinalReportTool, `{"status":"success","report_format":"slack-block-kit","report_content":"Hello from *dev*."}`))
 	cfg := setup(t, model, "markdown", "slack:\n  agent: helper\n  progress_interval: 20ms\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -16,7 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slackbot/slackbot/llm/llmtest"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 	"github.com/slackbot/slackbot/state/redistest"
 )
 
@@ -31,7 +31,7 @@ import (
 type fleet struct {
 	t     *testing.T
 	bin   string
-	srv   *slacktest.Server
+	srv   *emulator.Server
 	model *llmtest.Server
 	redis *redistest.Server
 	gauge *gauge
@@ -50,7 +50,7 @@ func newFleet(t *testing.T, redis *redistest.Server, maxSessions int, leaseTTL s
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	srv, err := slacktest.New(slacktest.Options{})
+	srv, err := emulator.New(emulator.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,8 +49,7 @@ func runCLI(args ...string) (string, string, error) {
 
 func TestAskPrintsTheFinalReport(t *testing.T) {
 	t.Parallel()
-	srv := llmtest.NewServer(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "agent__final_report",
-		Arguments: `{"status":"success","report_format":"markdown","report_content":"Paris is the capital."}`}}})
+	srv := llmtest.NewServer(t, llmtest.Call(llmtest.FinalReportTool, `{"status":"success","report_format":"markdown","report_content":"Paris is the capital."}`))
 	cfg := setup(t, srv, "markdown")
 	out, stderr, err := runCLI("ask", "--config", cfg, "--agent", "helper", "Capital of France?")
 	if err != nil {
@@ -67,8 +66,7 @@ func TestAskPrintsTheFinalReport(t *testing.T) {
 
 func TestAskInSlackFormatPrintsRepairedBlockKit(t *testing.T) {
 	t.Parallel()
-	srv := llmtest.NewServer(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "agent__final_report",
-		Arguments: `{"status":"success","report_format":"slack-block-kit","messages":[{"blocks":[{"type":"section","text":{"type":"mrkdwn","text":"**Paris** is the capital."}}]}]}`}}})
+	srv := llmtest.NewServer(t, llmtest.Call(llmtest.FinalReportTool, `{"status":"success","report_format":"slack-block-kit","messages":[{"blocks":[{"type":"section","text":{"type":"mrkdwn","text":"**Paris** is the capital."}}]}]}`))
 	cfg := setup(t, srv, "markdown")
 	out, stderr, err := runCLI("ask", "--config", cfg, "--agent", "helper", "--format", "slack-block-kit", "--quiet", "Capital?")
 	if err != nil {
@@ -174,8 +172,7 @@ func TestAgentsListsAndValidates(t *testing.T) {
 
 func TestEveryCommandThatRunsSessionsHonoursLogLevel(t *testing.T) {
 	t.Parallel()
-	report := llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "agent__final_report",
-		Arguments: `{"status":"success","report_format":"markdown","report_content":"Yes."}`}}}
+	report := llmtest.Call(llmtest.FinalReportTool, `{"status":"success","report_format":"markdown","report_content":"Yes."}`)
 	for _, tt := range []struct {
 		level      string
 		want, none []string
@@ -288,9 +285,7 @@ func TestChatKeepsTheConversation(t *testing.T) {
 
 func TestAskShowsTheProgressOfSubAgents(t *testing.T) {
 	t.Parallel()
-	call := func(name, args string) llmtest.Reply {
-		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: name, Arguments: args}}}
-	}
+	call := llmtest.Call
 	srv := llmtest.NewServer(t,
 		call("agent__researcher", `{"prompt":"Find the capital of France."}`),
 		call("agent__task_status", `{"status":"in-progress","done":"","pending":"answer","now":"Reading the atlas","ready_for_final_report":false,"need_to_run_more_tools":false}`),

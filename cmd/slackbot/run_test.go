@@ -15,8 +15,9 @@ import (
 	"time"
 
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/wait"
 	"github.com/slackbot/slackbot/llm/llmtest"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/telemetry/telemetrytest"
 )
@@ -32,7 +33,7 @@ func TestRunAnswersInSlackAndStopsCleanlyOnSIGTERM(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	srv, err := slacktest.New(slacktest.Options{})
+	srv, err := emulator.New(emulator.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,8 +46,7 @@ func TestRunAnswersInSlackAndStopsCleanlyOnSIGTERM(t *testing.T) {
 				return llmtest.Reply{Text: "late", Delay: time.Minute}
 			}
 		}
-		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "agent__final_report",
-			Arguments: `{"status":"success","report_format":"slack-block-kit","report_content":"Hello from *the binary*."}`}}}
+		return llmtest.Call(llmtest.FinalReportTool, `{"status":"success","report_format":"slack-block-kit","report_content":"Hello from *the binary*."}`)
 	})
 	cfg := setup(t, model, "markdown", fmt.Sprintf("slack:\n  bot_token: %s\n  app_token: %s\n  api_url: %s\n  agent: helper\n  shutdown_grace: 200ms\n",
 		srv.BotToken(), srv.AppToken(), srv.APIURL()))
@@ -95,7 +95,7 @@ func TestRunAnswersInSlackAndStopsCleanlyOnSIGTERM(t *testing.T) {
 	}
 }
 
-func threadHas(srv *slacktest.Server, ch, ts, want string) bool {
+func threadHas(srv *emulator.Server, ch, ts, want string) bool {
 	for _, m := range srv.Thread(ch, ts) {
 		if m.BotID != "" && strings.Contains(m.Text+string(m.Blocks), want) {
 			return true
@@ -160,14 +160,13 @@ func TestRunServesMetricsAndHealthAndSendsItsSpansOnExit(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	srv, err := slacktest.New(slacktest.Options{})
+	srv, err := emulator.New(emulator.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
 	srv.AddChannel("C0GEN", "general", true)
-	model := llmtest.NewServer(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "agent__final_report",
-		Arguments: `{"status":"success","report_format":"slack-block-kit","report_content":"Measured."}`}}})
+	model := llmtest.NewServer(t, llmtest.Call(llmtest.FinalReportTool, `{"status":"success","report_format":"slack-block-kit","report_content":"Measured."}`))
 	receiver := telemetrytest.NewReceiver(t)
 	addr := freeAddr(t)
 	cfg := setup(t, model, "markdown", fmt.Sprintf("slack:\n  bot_token: %s\n  app_token: %s\n  api_url: %s\n  agent: helper\n  shutdown_grace: 200ms\n"+
@@ -191,16 +190,16 @@ func TestRunServesMetricsAndHealthAndSendsItsSpansOnExit(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	eventually(t, "/readyz to answer 200", func() bool { return status("/readyz") == http.StatusOK }, stderr)
+	wait.Eventually(t, "/readyz to answer 200", func() bool { return status("/readyz") == http.StatusOK }, wait.Log(stderr.String))
 	if got := status("/healthz"); got != http.StatusOK {
 		t.Fatalf("/healthz = %d", got)
 	}
 	ts := srv.Mention("C0GEN", "U0ADA", "measure me")
-	eventually(t, "the answer", func() bool { return threadHas(srv, "C0GEN", ts, "Measured.") }, stderr)
-	eventually(t, "the session on /metrics", func() bool {
+	wait.Eventually(t, "the answer", func() bool { return threadHas(srv, "C0GEN", ts, "Measured.") }, wait.Log(stderr.String))
+	wait.Eventually(t, "the session on /metrics", func() bool {
 		n, _ := telemetrytest.Scrape(t, base+"/metrics").Value("slackbot_sessions_total", "agent", "helper", "status", "success")
 		return n == 1
-	}, stderr)
+	}, wait.Log(stderr.String))
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -235,21 +234,6 @@ func freeAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
-}
-
-// eventually checks cond every 20 ms until it holds, failing after 30 s
-// with the process's log.
-func eventually(t *testing.T, what string, cond func() bool, log fmt.Stringer) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s:\n%s", what, log)
-		}
-		<-tick.C
-	}
 }
 
 // syncBuffer is a buffer a process writes while the test reads it.

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slackbot/slackbot/internal/wait"
 	"github.com/slackbot/slackbot/llm/llmtest"
 )
 
@@ -62,8 +63,7 @@ func TestAskCallsAnMCPServerAndARESTTool(t *testing.T) {
 			{Name: "everything__echo", Arguments: `{"message":"hi there"}`},
 			{Name: "rest__weather", Arguments: `{"city":"Paris"}`},
 		}},
-		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "agent__final_report",
-			Arguments: `{"status":"success","report_format":"markdown","report_content":"Sunny, 21°C."}`}}},
+		llmtest.Call(llmtest.FinalReportTool, `{"status":"success","report_format":"markdown","report_content":"Sunny, 21°C."}`),
 	)
 	rest := "rest_tools:\n  weather:\n    url: " + weather.URL + "/weather/{city}\n    headers: {X-Api-Key: wx-key}\n"
 	cfg := setupAgent(t, srv, "---\ndescription: Test agent\nmodels: [fake/m1]\ntools: [\"everything__*\", \"rest__*\"]\n---\nYou answer.\n",
@@ -144,14 +144,9 @@ func TestSIGTERMLeavesNoMCPProcessBehind(t *testing.T) {
 		_ = cmd.Process.Kill()
 		t.Fatalf("slackbot did not stop on SIGTERM:\n%s", stderr.String())
 	}
-	deadline := time.Now().Add(10 * time.Second)
 	for _, pid := range []int{server, grandchild} {
-		for !gone(pid) {
-			if time.Now().After(deadline) {
-				t.Fatalf("process %d outlived slackbot\n%s", pid, stderr.String())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		wait.Eventually(t, fmt.Sprintf("process %d to end with slackbot", pid), func() bool { return gone(pid) },
+			wait.Within(10*time.Second), wait.Log(stderr.String))
 	}
 }
 
@@ -208,26 +203,22 @@ func TestABigFileFromTheFilesystemServerIsExtractedNotCut(t *testing.T) {
 					t.Errorf("no handle in the read-grep prompt")
 					return llmtest.Reply{}
 				}
-				return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "Grep", Arguments: fmt.Sprintf(`{"pattern":"secret","path":%q}`, h[1])}}}
+				return llmtest.Call("Grep", fmt.Sprintf(`{"pattern":"secret","path":%q}`, h[1]))
 			}
 			mu.Lock()
 			sawMiddle = true
 			mu.Unlock()
-			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "agent__final_report",
-				Arguments: `{"status":"success","report_format":"text","report_content":"The secret ingredient is cardamom."}`}}}
+			return llmtest.Call(llmtest.FinalReportTool, `{"status":"success","report_format":"text","report_content":"The secret ingredient is cardamom."}`)
 		}
 		body := string(r.Body)
 		switch {
 		case strings.Contains(body, "ABSTRACT FROM TOOL OUTPUT"):
-			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "agent__final_report",
-				Arguments: `{"status":"success","report_format":"markdown","report_content":"Cardamom."}`}}}
+			return llmtest.Call(llmtest.FinalReportTool, `{"status":"success","report_format":"markdown","report_content":"Cardamom."}`)
 		case handleRe.MatchString(body):
 			h := handleRe.FindStringSubmatch(body)[1]
-			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "tool_output",
-				Arguments: fmt.Sprintf(`{"handle":%q,"extract":"the secret ingredient"}`, h)}}}
+			return llmtest.Call("tool_output", fmt.Sprintf(`{"handle":%q,"extract":"the secret ingredient"}`, h))
 		}
-		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "fs__read_text_file",
-			Arguments: fmt.Sprintf(`{"path":%q}`, filepath.Join(data, "big.txt"))}}}
+		return llmtest.Call("fs__read_text_file", fmt.Sprintf(`{"path":%q}`, filepath.Join(data, "big.txt")))
 	})
 	cfg := setupAgent(t, srv, "---\ndescription: Test agent\nmodels: [fake/m1]\ntools: [\"fs__read_text_file\"]\ncontext_window: 16000\nmax_output_tokens: 1000\n---\nYou answer.\n",
 		fmt.Sprintf("mcp_servers:\n  fs:\n    command: %s\n    args: [%q, %q]\n", node, script, data),

@@ -1,10 +1,12 @@
-// Package bottest builds what a test of the whole bot needs around the Slack
-// emulator: an agent answered by the scripted model server, a configuration
-// that points the bot at the emulator, the runner, and the model's replies.
+// Package bottest starts the whole bot for a test, one way: Start builds a
+// World (the Slack emulator, the scripted model server, the store, the bot
+// and, on demand, more replicas), with waits on what the emulator shows and
+// the bot's logs, and stops it all when the test ends. Its parts (an agent
+// answered by the scripted model, a configuration pointing at the emulator,
+// the runner) serve tests that build something else around them.
 package bottest
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -15,7 +17,7 @@ import (
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/llm/openai"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 )
 
 // AgentName is the agent Config answers with.
@@ -36,7 +38,7 @@ func Agent() *config.Agent {
 
 // Config is a configuration holding a, whose Slack section points at srv,
 // with quick progress and a short shutdown grace for tests.
-func Config(srv *slacktest.Server, a *config.Agent) *config.Config {
+func Config(srv *emulator.Server, a *config.Agent) *config.Config {
 	return &config.Config{
 		Agents: map[string]*config.Agent{a.Name: a},
 		Slack: config.Slack{
@@ -62,26 +64,4 @@ func Runner(tb testing.TB, model *llmtest.Server, cfg *config.Config, log *zap.L
 	}
 	return &agent.Runner{Providers: map[string]llm.Provider{"fake": provider}, Log: log, Agents: cfg.Agents,
 		Backoff: func(int) time.Duration { return time.Millisecond }}
-}
-
-// Call is a model reply calling one tool.
-func Call(name, args string) llmtest.Reply {
-	return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: name, Arguments: args}}}
-}
-
-// SlackReport is a final report of Block Kit messages.
-func SlackReport(messages any) llmtest.Reply {
-	b, _ := json.Marshal(map[string]any{"status": "success", "report_format": "slack-block-kit", "messages": messages})
-	return Call(agent.FinalReportTool, string(b))
-}
-
-// TextReport is a final report of Markdown, through report_content.
-func TextReport(content string) llmtest.Reply {
-	b, _ := json.Marshal(map[string]any{"status": "success", "report_format": "slack-block-kit", "report_content": content})
-	return Call(agent.FinalReportTool, string(b))
-}
-
-// Section is one mrkdwn section block.
-func Section(text string) map[string]any {
-	return map[string]any{"type": "section", "text": map[string]any{"type": "mrkdwn", "text": text}}
 }

@@ -19,8 +19,9 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/wait"
 	"github.com/slackbot/slackbot/redact"
-	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/slack/emulator"
 	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/state/redistest"
 )
@@ -88,19 +89,6 @@ func testLimiter(t *testing.T, clk *fakeClock, next http.RoundTripper, limits ma
 // waiting is how many calls of method wait in the limiter.
 func waiting(l *Transport, method string) int { return l.Methods()[method].Waiting }
 
-// eventually waits (in real time, briefly) for cond; the limiter's
-// goroutines need a moment to reach their queue.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // grants advances the clock a second at a time until n calls were granted,
 // and returns them in order.
 func grants(t *testing.T, clk *fakeClock, got <-chan string, n int) []string {
@@ -144,7 +132,7 @@ func TestCallsWaitingForOneBudgetGoInPriorityOrder(t *testing.T) {
 			}
 			got <- a.name
 		})
-		eventually(t, a.name+" to queue", func() bool { return waiting(l, "chat.update") == i+1 })
+		wait.Eventually(t, a.name+" to queue", func() bool { return waiting(l, "chat.update") == i+1 })
 	}
 	order := grants(t, clk, got, len(arrivals))
 	wg.Wait()
@@ -257,7 +245,7 @@ func TestEveryRefreshingSessionGetsItsTurn(t *testing.T) {
 	var order []string
 	for range sessions * rounds {
 		// Every session is waiting again before the next token comes.
-		eventually(t, "every session to queue", func() bool { return waiting(l, "chat.update") == sessions })
+		wait.Eventually(t, "every session to queue", func() bool { return waiting(l, "chat.update") == sessions })
 		order = append(order, grants(t, clk, got, 1)...)
 	}
 	cancel()
@@ -311,7 +299,7 @@ func TestChatPostMessageIsBudgetedPerChannel(t *testing.T) {
 	// A post that waits for C1's next token counts its wait.
 	done := make(chan error, 1)
 	go func() { done <- post(context.Background(), "C1") }()
-	eventually(t, "the post to queue", func() bool { return waiting(l, "chat.postMessage") == 1 })
+	wait.Eventually(t, "the post to queue", func() bool { return waiting(l, "chat.postMessage") == 1 })
 	var err error
 	for i := 0; ; i++ {
 		if i == 100 {
@@ -380,7 +368,7 @@ func TestReplicasSharingAStorePaceTheirProgressByTheirSum(t *testing.T) {
 		wg.Go(func() { p.Count(ctx, store, "T1", zap.NewNop()) })
 	}
 	want := stretch(2*time.Second, 30, tier3())
-	eventually(t, "both replicas to pace 30 progress messages", func() bool {
+	wait.Eventually(t, "both replicas to pace 30 progress messages", func() bool {
 		return a.Interval() == want && b.Interval() == want
 	})
 	cancel()
@@ -480,9 +468,9 @@ func (h *hungListener) accepted() int {
 
 // emulatorClient is slack-go on an emulator with channel C1, its HTTP
 // client's transport the limiter l builds on next.
-func emulatorClient(t *testing.T, build func(next http.RoundTripper) *Transport) (*slacktest.Server, *slackapi.Client) {
+func emulatorClient(t *testing.T, build func(next http.RoundTripper) *Transport) (*emulator.Server, *slackapi.Client) {
 	t.Helper()
-	srv, err := slacktest.New(slacktest.Options{})
+	srv, err := emulator.New(emulator.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -575,7 +563,7 @@ func TestAFailedStoreIsProbedByOneCallAtATime(t *testing.T) {
 	if !take("C0") { // the store fails this one; the local bucket serves it
 		t.Fatal("no token with the store hung")
 	}
-	eventually(t, "the store's connection", func() bool { return hung.accepted() == 1 })
+	wait.Eventually(t, "the store's connection", func() bool { return hung.accepted() == 1 })
 	before := hung.accepted()
 	for i := range 5 { // within the cooldown nobody asks the store
 		if !take(fmt.Sprintf("C%d", i+1)) {
@@ -595,7 +583,7 @@ func TestAFailedStoreIsProbedByOneCallAtATime(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	eventually(t, "the probe's connection", func() bool { return hung.accepted() > before })
+	wait.Eventually(t, "the probe's connection", func() bool { return hung.accepted() > before })
 	if n := hung.accepted() - before; n != 1 {
 		t.Fatalf("five calls after the cooldown opened %d connections to the store, want one probe", n)
 	}
@@ -683,7 +671,7 @@ func TestTimeQueuedForABudgetDoesNotCountAgainstTheCall(t *testing.T) {
 		}
 		done <- err
 	}()
-	eventually(t, "the call to queue", func() bool { return waiting(l, "chat.update") == 1 })
+	wait.Eventually(t, "the call to queue", func() bool { return waiting(l, "chat.update") == 1 })
 	queued := time.Now() // the call has been waiting since before this
 	var err error
 	for i := 0; ; i++ {
@@ -741,9 +729,9 @@ func TestAReplicaForgetsTheFleetsCountWhenTheStoreStopsCounting(t *testing.T) {
 		wg.Go(func() { p.Count(ctx, store, "T1", zap.NewNop()) })
 	}
 	fleet, alone := stretch(2*time.Second, 30, tier3()), stretch(2*time.Second, 10, tier3())
-	eventually(t, "the first replica to pace 30 progress messages", func() bool { return a.Interval() == fleet })
+	wait.Eventually(t, "the first replica to pace 30 progress messages", func() bool { return a.Interval() == fleet })
 	srv.Down()
-	eventually(t, "the first replica to pace its own 10 alone", func() bool { return a.Interval() == alone })
+	wait.Eventually(t, "the first replica to pace its own 10 alone", func() bool { return a.Interval() == alone })
 	cancel()
 	wg.Wait()
 }

@@ -1,7 +1,7 @@
-// Package telemetrytest is what tests of the bot's telemetry read it with:
-// a scrape of a Prometheus endpoint parsed by Prometheus's own text parser,
-// and an OTLP/HTTP receiver that decodes exported spans from the real
-// protobuf.
+// Package telemetrytest is what tests of the bot's telemetry serve and read
+// it with: the endpoint on loopback, a scrape of it parsed by Prometheus's
+// own text parser, and an OTLP/HTTP receiver that decodes exported spans
+// from the real protobuf.
 package telemetrytest
 
 import (

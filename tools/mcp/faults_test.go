@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/wait"
 	"github.com/slackbot/slackbot/tools"
 	"github.com/slackbot/slackbot/tools/mcp/internal/fakeserver"
 )
@@ -46,9 +47,9 @@ func TestServerCrashingMidCallIsRestartedAndTheNextCallWorks(t *testing.T) {
 		t.Errorf("the model's message leaks %q: %s", d, out.Content)
 	}
 	// Withdrawn on death, published again on restart: two changes at least.
-	waitFor(t, 10*time.Second, "the restarted server's tools", func() bool {
+	wait.Eventually(t, "the restarted server's tools", func() bool {
 		return orch.Generation() >= gen+2 && hasTool(orch, "f__echo")
-	})
+	}, wait.Within(10*time.Second))
 	if got := run(t, orch, "f__echo", `{"message":"again"}`); got != "Echo: again" {
 		t.Errorf("echo after restart = %q", got)
 	}
@@ -75,10 +76,10 @@ func TestHangingToolTimesOutAndItsQueueIsFreeAtOnce(t *testing.T) {
 	}
 	// mcp-go sends notifications/cancelled over stdio; the server's
 	// handler sees its context end.
-	waitFor(t, 5*time.Second, "the server to hear of the cancellation", func() bool {
+	wait.Eventually(t, "the server to hear of the cancellation", func() bool {
 		_, err := os.Stat(cancelFile)
 		return err == nil
-	})
+	}, wait.Within(5*time.Second))
 }
 
 func TestCancelledContextStopsWaitingAtOnce(t *testing.T) {
@@ -150,10 +151,10 @@ func TestServerExitingAtStartIsRetriedWhileOthersWork(t *testing.T) {
 	if got := run(t, orch, "good__echo", `{"message":"fine"}`); got != "Echo: fine" {
 		t.Errorf("good echo = %q", got)
 	}
-	waitFor(t, 10*time.Second, "three start attempts", func() bool {
+	wait.Eventually(t, "three start attempts", func() bool {
 		b, _ := os.ReadFile(starts)
 		return strings.Count(string(b), "\n") >= 3
-	})
+	}, wait.Within(10*time.Second))
 	if logs.FilterMessage("MCP server failed to start").FilterField(zap.String("mcp_server", "bad")).Len() == 0 {
 		t.Errorf("no warning logged for the failing server: %v", logs.All())
 	}
@@ -171,7 +172,7 @@ func TestListChangedRefreshesToolsAndNotifies(t *testing.T) {
 	}
 	gen := orch.Generation()
 	run(t, orch, "f__add_tool", `{}`)
-	waitFor(t, 10*time.Second, "f__added to appear", func() bool { return hasTool(orch, "f__added") })
+	wait.Eventually(t, "f__added to appear", func() bool { return hasTool(orch, "f__added") }, wait.Within(10*time.Second))
 	if orch.Generation() <= gen {
 		t.Error("the orchestrator was not notified")
 	}
@@ -292,9 +293,9 @@ func TestFailedHealthProbeRestartsTheServer(t *testing.T) {
 	_, orch := setup(t, map[string]config.MCPServer{"f": stdio(testServer(t))}, o, tools.Options{})
 	warm(t, orch)
 	run(t, orch, "f__freeze", `{}`)
-	waitFor(t, 15*time.Second, "a restart after the failed probe", func() bool {
+	wait.Eventually(t, "a restart after the failed probe", func() bool {
 		return logs.FilterMessage("MCP server died").Len() > 0 && logs.FilterMessage("MCP server connected").Len() >= 2
-	})
+	}, wait.Within(15*time.Second))
 	if got := run(t, orch, "f__echo", `{"message":"thawed"}`); got != "Echo: thawed" {
 		t.Errorf("echo after restart = %q", got)
 	}

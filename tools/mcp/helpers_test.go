@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/wait"
 	"github.com/slackbot/slackbot/tools"
 )
 
@@ -124,7 +125,7 @@ func startHTTPPeer(t testing.TB, mode string) int {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-exited
 	})
-	waitFor(t, 30*time.Second, "server-everything "+mode+" listening", func() bool {
+	wait.Eventually(t, "server-everything "+mode+" listening", func() bool {
 		select {
 		case <-exited:
 			t.Fatalf("server-everything %s exited early", mode)
@@ -136,20 +137,8 @@ func startHTTPPeer(t testing.TB, mode string) int {
 		}
 		c.Close()
 		return true
-	})
+	}, wait.Within(30*time.Second))
 	return port
-}
-
-// waitFor polls cond until it holds or d passes.
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // fastOptions restart quickly, so fault tests do not wait on real backoff.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/wait"
 )
 
 // The test binary doubles as the helper program of the SIGTERM test: with
@@ -50,14 +51,14 @@ func sigtermHelper() {
 // readPids waits for the testserver's "pid grandchildpid" file.
 func readPids(t *testing.T, file string) (server, grandchild int) {
 	t.Helper()
-	waitFor(t, 30*time.Second, "the pid file", func() bool {
+	wait.Eventually(t, "the pid file", func() bool {
 		b, err := os.ReadFile(file)
 		if err != nil {
 			return false
 		}
 		_, err = fmt.Sscanf(string(b), "%d %d", &server, &grandchild)
 		return err == nil
-	})
+	}, wait.Within(30*time.Second))
 	return server, grandchild
 }
 
@@ -80,9 +81,9 @@ func TestCloseLeavesNoProcessBehind(t *testing.T) {
 	if err := reg.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "server and grandchild to be gone", func() bool {
+	wait.Eventually(t, "server and grandchild to be gone", func() bool {
 		return processGone(server) && processGone(grandchild)
-	})
+	}, wait.Within(5*time.Second))
 	_ = reg.Close() // idempotent
 }
 
@@ -115,9 +116,9 @@ func TestSIGTERMToOurProcessLeavesNoProcessBehind(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("helper did not exit cleanly on SIGTERM: %v", err)
 	}
-	waitFor(t, 5*time.Second, "server and grandchild to be gone", func() bool {
+	wait.Eventually(t, "server and grandchild to be gone", func() bool {
 		return processGone(server) && processGone(grandchild)
-	})
+	}, wait.Within(5*time.Second))
 }
 
 func TestServerStopsWithItsLastHandle(t *testing.T) {
@@ -142,9 +143,9 @@ func TestServerStopsWithItsLastHandle(t *testing.T) {
 		t.Error("the remaining handle lost its tools")
 	}
 	_ = b.Close()
-	waitFor(t, 5*time.Second, "server and grandchild to be gone", func() bool {
+	wait.Eventually(t, "server and grandchild to be gone", func() bool {
 		return processGone(server) && processGone(grandchild)
-	})
+	}, wait.Within(5*time.Second))
 	if _, err := reg.Acquire("nope"); err == nil {
 		t.Error("Acquire of an unknown server succeeded")
 	}

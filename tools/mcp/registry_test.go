@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/wait"
 	"github.com/slackbot/slackbot/tools"
 )
 
@@ -103,7 +104,7 @@ func TestRestartsWaitForTheirBackoff(t *testing.T) {
 	o.Backoff = []time.Duration{0, 150 * time.Millisecond, 300 * time.Millisecond}
 	setup(t, map[string]config.MCPServer{"bad": stdio(testServer(t), "-exit-at-start", starts)}, o, tools.Options{})
 	var times []time.Time
-	waitFor(t, 20*time.Second, "five start attempts", func() bool {
+	wait.Eventually(t, "five start attempts", func() bool {
 		times = times[:0]
 		b, _ := os.ReadFile(starts)
 		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
@@ -114,7 +115,7 @@ func TestRestartsWaitForTheirBackoff(t *testing.T) {
 			}
 		}
 		return len(times) >= 5
-	})
+	}, wait.Within(20*time.Second))
 	// Attempt k+1 waits at least Backoff[min(k, last)] after attempt k
 	// failed; the failure comes after the start, so gaps are lower bounds.
 	for k := 1; k < 4; k++ {
@@ -176,9 +177,9 @@ func TestDownNamesTheEnabledServersThatAreNotConnected(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	_ = orch.Warmup(ctx) // "broken" never gets ready
-	waitFor(t, 60*time.Second, "only the broken server to be down", func() bool {
+	wait.Eventually(t, "only the broken server to be down", func() bool {
 		return slices.Equal(reg.Down(), []string{"broken"})
-	})
+	}, wait.Within(60*time.Second))
 	_ = reg.Close()
 	if got := reg.Down(); !slices.Equal(got, []string{"broken", "on"}) {
 		t.Fatalf("after Close, Down() = %v, want every enabled server", got)

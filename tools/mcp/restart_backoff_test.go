@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/wait"
 	"github.com/slackbot/slackbot/tools"
 )
 
@@ -45,9 +46,9 @@ func TestAServerThatDiesRightAfterConnectingWaitsItsBackoffBeforeEachRestart(t *
 			t.Fatalf("death %d: the crash call succeeded: %+v", i+1, out)
 		}
 		// Withdrawn on death, published again on restart.
-		waitFor(t, 20*time.Second, fmt.Sprintf("the server to come back after death %d", i+1), func() bool {
+		wait.Eventually(t, fmt.Sprintf("the server to come back after death %d", i+1), func() bool {
 			return orch.Generation() >= gen+2 && hasTool(orch, "f__echo")
-		})
+		}, wait.Within(20*time.Second))
 	}
 	// The first death restarts at once; each later one, within minutes of
 	// the last restart, waits the next backoff, the last repeating.

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/wait"
 	"github.com/slackbot/slackbot/tools"
 )
 
@@ -65,9 +66,9 @@ func urlRefused(t *testing.T, cfg config.MCPServer) {
 	defer p.Close()
 	werr := p.Warmup(ctx)
 	// The failure is logged just after it is published.
-	waitFor(t, 10*time.Second, "the failure's log line", func() bool {
+	wait.Eventually(t, "the failure's log line", func() bool {
 		return logs.FilterMessage("MCP server failed to start").Len() > 0
-	})
+	}, wait.Within(10*time.Second))
 	var all strings.Builder
 	fmt.Fprintln(&all, err.Error())
 	fmt.Fprintln(&all, werr.Error())

@@ -1,4 +1,4 @@
-// Package slacktest is a strict, in-process Slack emulator: the Web API under
+// Package emulator is a strict, in-process Slack emulator: the Web API under
 // /api/ and Socket Mode over /ws, both on a loopback listener. Tests and the
 // playground drive it (Mention, DM, Slash, Click, ...) and inspect what the bot
 // did (Messages, Acks, Calls, ...). It answers like Slack does, errors
@@ -7,7 +7,7 @@
 //
 // A test starts one, points the real slack-go clients at it and drives it:
 //
-//	srv, _ := slacktest.New(slacktest.Options{AckTimeout: 100 * time.Millisecond})
+//	srv, _ := emulator.New(emulator.Options{AckTimeout: 100 * time.Millisecond})
 //	defer srv.Close()
 //	api := slack.New(srv.BotToken(), slack.OptionAppLevelToken(srv.AppToken()),
 //		slack.OptionAPIURL(srv.APIURL()))
@@ -17,7 +17,7 @@
 //
 // Events are redelivered as new envelopes carrying the same event_id, as
 // Slack does, so a bot must deduplicate on event_id, not envelope_id.
-package slacktest
+package emulator
 
 import (
 	"context"
@@ -142,7 +142,7 @@ func New(opts Options) (*Server, error) {
 	opts.defaults()
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
-		return nil, fmt.Errorf("slacktest: listen: %w", err)
+		return nil, fmt.Errorf("emulator: listen: %w", err)
 	}
 	s := &Server{
 		opts:       opts,
@@ -164,7 +164,7 @@ func New(opts Options) (*Server, error) {
 	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	s.wg.Go(func() {
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			panic("slacktest: serve: " + err.Error())
+			panic("emulator: serve: " + err.Error())
 		}
 	})
 	return s, nil
@@ -254,7 +254,7 @@ func (s *Server) WaitFor(ctx context.Context, cond func() bool) error {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return fmt.Errorf("slacktest: condition not met: %w", ctx.Err())
+			return fmt.Errorf("emulator: condition not met: %w", ctx.Err())
 		}
 	}
 }

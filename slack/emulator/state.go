@@ -1,4 +1,4 @@
-package slacktest
+package emulator
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package slacktest
+package emulator
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
+
+	"github.com/slackbot/slackbot/internal/wait"
 )
 
 // bot is a real slack-go Socket Mode client run against the emulator. It
@@ -83,15 +85,6 @@ func (b *bot) nextEvent(t *testing.T, typ string) (socketmode.Event, slackevents
 	}
 }
 
-func waitFor(t *testing.T, srv *Server, what string, cond func() bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := srv.WaitFor(ctx, cond); err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
-}
-
 func eventID(t *testing.T, evt socketmode.Event) string {
 	t.Helper()
 	var p struct {
@@ -107,7 +100,7 @@ func TestMentionArrivesAndTheAckIsRecorded(t *testing.T) {
 	t.Parallel()
 	srv, api := start(t, Options{})
 	b := runBot(t, srv, api, false)
-	waitFor(t, srv, "a connection", func() bool { return srv.Connections() == 1 })
+	wait.Eventually(t, "a connection", func() bool { return srv.Connections() == 1 }, wait.On(srv.Changed))
 
 	ts := srv.Mention("C1", "U1", "what is up")
 	evt, ev := b.nextEvent(t, "app_mention")
@@ -121,14 +114,14 @@ func TestMentionArrivesAndTheAckIsRecorded(t *testing.T) {
 	if err := b.smc.Ack(*evt.Request); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, srv, "the ack", func() bool {
+	wait.Eventually(t, "the ack", func() bool {
 		for _, a := range srv.Acks() {
 			if a.EnvelopeID == evt.Request.EnvelopeID {
 				return true
 			}
 		}
 		return false
-	})
+	}, wait.On(srv.Changed))
 	// The plain message event of the same post comes too, as on Slack.
 	_, msg := b.nextEvent(t, "message")
 	if me := msg.InnerEvent.Data.(*slackevents.MessageEvent); me.TimeStamp != ts || me.ChannelType != "channel" {
@@ -153,7 +146,7 @@ func TestUnackedEventIsRedeliveredWithTheSameEventID(t *testing.T) {
 	if err := b.smc.Ack(*second.Request); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, srv, "nothing pending", func() bool { return srv.EnvelopesPending() == 0 })
+	wait.Eventually(t, "nothing pending", func() bool { return srv.EnvelopesPending() == 0 }, wait.On(srv.Changed))
 }
 
 func TestRedeliveryGoesToAnotherConnection(t *testing.T) {
@@ -161,16 +154,16 @@ func TestRedeliveryGoesToAnotherConnection(t *testing.T) {
 	srv, api := start(t, Options{AckTimeout: 50 * time.Millisecond})
 	runBot(t, srv, api, false)
 	runBot(t, srv, api, false)
-	waitFor(t, srv, "two connections", func() bool { return srv.Connections() == 2 })
+	wait.Eventually(t, "two connections", func() bool { return srv.Connections() == 2 }, wait.On(srv.Changed))
 	srv.Mention("C2", "U1", "hi")
-	waitFor(t, srv, "a retry", func() bool {
+	wait.Eventually(t, "a retry", func() bool {
 		for _, e := range srv.Envelopes() {
 			if e.Attempt == 1 && e.Conn != 0 {
 				return true
 			}
 		}
 		return false
-	})
+	}, wait.On(srv.Changed))
 	conns := map[int]int{}
 	for _, e := range srv.Envelopes() {
 		if e.Attempt <= 1 {
@@ -186,25 +179,25 @@ func TestDisconnectAndDropAreSurvivedByReconnecting(t *testing.T) {
 	t.Parallel()
 	srv, api := start(t, Options{DisconnectGrace: 50 * time.Millisecond})
 	b := runBot(t, srv, api, true)
-	waitFor(t, srv, "a connection", func() bool { return srv.Connections() == 1 })
+	wait.Eventually(t, "a connection", func() bool { return srv.Connections() == 1 }, wait.On(srv.Changed))
 
 	srv.Disconnect("refresh_requested")
-	waitFor(t, srv, "a second socket", func() bool { return len(srv.Calls("apps.connections.open")) == 2 })
+	wait.Eventually(t, "a second socket", func() bool { return len(srv.Calls("apps.connections.open")) == 2 }, wait.On(srv.Changed))
 	ts := srv.Mention("C2", "U1", "after refresh")
 	if _, ev := b.nextEvent(t, "app_mention"); ev.InnerEvent.Data.(*slackevents.AppMentionEvent).TimeStamp != ts {
 		t.Errorf("wrong event after disconnect")
 	}
 	// An ack still in the client's send queue would die with the socket and
 	// the event would come again after AckTimeout: let it land first.
-	waitFor(t, srv, "the ack", func() bool { return srv.EnvelopesPending() == 0 })
+	wait.Eventually(t, "the ack", func() bool { return srv.EnvelopesPending() == 0 }, wait.On(srv.Changed))
 
 	srv.DropConnections()
-	waitFor(t, srv, "a third socket", func() bool { return len(srv.Calls("apps.connections.open")) == 3 })
+	wait.Eventually(t, "a third socket", func() bool { return len(srv.Calls("apps.connections.open")) == 3 }, wait.On(srv.Changed))
 	ts = srv.Mention("C2", "U1", "after a network loss")
 	if _, ev := b.nextEvent(t, "app_mention"); ev.InnerEvent.Data.(*slackevents.AppMentionEvent).TimeStamp != ts {
 		t.Errorf("wrong event after drop")
 	}
-	waitFor(t, srv, "all acked", func() bool { return srv.EnvelopesPending() == 0 })
+	wait.Eventually(t, "all acked", func() bool { return srv.EnvelopesPending() == 0 }, wait.On(srv.Changed))
 }
 
 func TestTheBotsOwnPostsComeBackWithBotID(t *testing.T) {
@@ -346,7 +339,7 @@ func TestRedeliverMakesADuplicate(t *testing.T) {
 	if raw.Request.EnvelopeID != "raw-1" {
 		t.Errorf("raw envelope = %s", raw.Request.EnvelopeID)
 	}
-	waitFor(t, srv, "all acked", func() bool { return srv.EnvelopesPending() == 0 })
+	wait.Eventually(t, "all acked", func() bool { return srv.EnvelopesPending() == 0 }, wait.On(srv.Changed))
 }
 
 func TestPingsKeepTheClientConnected(t *testing.T) {
@@ -367,11 +360,11 @@ func TestPingsKeepTheClientConnected(t *testing.T) {
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	// Fifty pongs span five of the client's ping deadlines.
-	waitFor(t, srv, "fifty pongs", func() bool {
+	wait.Eventually(t, "fifty pongs", func() bool {
 		srv.mu.Lock()
 		defer srv.mu.Unlock()
 		return srv.pongs >= 50
-	})
+	}, wait.On(srv.Changed))
 	if n := len(srv.Calls("apps.connections.open")); n != 1 {
 		t.Errorf("the client connected %d times; pings should have kept its first socket", n)
 	}
@@ -385,14 +378,14 @@ func TestSlashCommandsAreNotRetried(t *testing.T) {
 	if evt := b.next(t); evt.Request.EnvelopeID != id {
 		t.Fatalf("envelope %s, want %s", evt.Request.EnvelopeID, id)
 	}
-	waitFor(t, srv, "the command to expire", func() bool {
+	wait.Eventually(t, "the command to expire", func() bool {
 		for _, e := range srv.Envelopes() {
 			if e.ID == id && e.Expired {
 				return true
 			}
 		}
 		return false
-	})
+	}, wait.On(srv.Changed))
 	if n := len(srv.Envelopes()); n != 1 || srv.EnvelopesPending() != 0 {
 		t.Errorf("%d envelopes, %d pending; a slash command is delivered once", n, srv.EnvelopesPending())
 	}

@@ -1,4 +1,4 @@
-package slacktest
+package emulator
 
 import (
 	"encoding/json"
@@ -90,7 +90,7 @@ func (s *Server) Slash(channel, user, command, text string) (envelopeID string) 
 
 // ErrNoSuchAction is returned by Click when the message has no element with
 // the action_id.
-var ErrNoSuchAction = errors.New("slacktest: no such action in the message")
+var ErrNoSuchAction = errors.New("emulator: no such action in the message")
 
 // Click presses the element actionID (a button) in the message messageTS as
 // user, delivering a block_actions interaction with the message, its
@@ -112,11 +112,11 @@ func (s *Server) ClickOn(conn int, channel, messageTS, user, actionID, value str
 	s.ensureUser(user)
 	c, ok := s.channels[channel]
 	if !ok {
-		return "", fmt.Errorf("slacktest: click: channel %s not found", channel)
+		return "", fmt.Errorf("emulator: click: channel %s not found", channel)
 	}
 	m := c.find(messageTS)
 	if m == nil {
-		return "", fmt.Errorf("slacktest: click: message %s not found in %s", messageTS, channel)
+		return "", fmt.Errorf("emulator: click: message %s not found in %s", messageTS, channel)
 	}
 	blockID, el := findAction(m.Blocks, actionID)
 	if el == nil {
@@ -126,7 +126,7 @@ func (s *Server) ClickOn(conn int, channel, messageTS, user, actionID, value str
 	if el["type"] == "feedback_buttons" {
 		button := feedbackButton(el, value)
 		if button == nil {
-			return "", fmt.Errorf("slacktest: click: feedback buttons %s have no button with value %q", actionID, value)
+			return "", fmt.Errorf("emulator: click: feedback buttons %s have no button with value %q", actionID, value)
 		}
 		text, hasText = button["text"]
 	} else if value == "" {
@@ -217,7 +217,7 @@ func (s *Server) Redeliver(id string) (string, error) {
 	defer s.mu.Unlock()
 	e, ok := s.envelopes[id]
 	if !ok || e.raw != nil {
-		return "", fmt.Errorf("slacktest: redeliver: unknown envelope %s", id)
+		return "", fmt.Errorf("emulator: redeliver: unknown envelope %s", id)
 	}
 	return s.retry(e, "timeout").id, nil
 }
@@ -231,7 +231,7 @@ func (s *Server) DeliverRaw(envelopeJSON []byte) error {
 		Type string `json:"type"`
 	}
 	if err := json.Unmarshal(envelopeJSON, &probe); err != nil {
-		return fmt.Errorf("slacktest: deliver raw: %w", err)
+		return fmt.Errorf("emulator: deliver raw: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
