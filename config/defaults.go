@@ -206,6 +206,12 @@ func (s *Slack) applyDefaults(present map[string]bool) {
 	if s.ProgressInterval == 0 {
 		s.ProgressInterval = Duration(DefaultProgressInterval)
 	}
+	if s.Display == "" {
+		s.Display = DisplayAuto
+	}
+	if s.TaskDisplay == "" {
+		s.TaskDisplay = TaskDisplayTimeline
+	}
 	limits := make(map[string]RateLimit, len(DefaultSlackRateLimits)+len(s.RateLimits))
 	for m, l := range DefaultSlackRateLimits {
 		limits[m] = l
