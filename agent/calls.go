@@ -69,7 +69,7 @@ func (s *session) runTools(ctx context.Context, calls []llm.ToolCall, final bool
 // room is the tokens the call's result may take in the next request; a
 // larger result is stored behind a handle (see resultPolicy).
 func (s *session) dispatch(ctx context.Context, c *llm.ToolCall, op *Op, parent string, room int) callOutcome {
-	info := ToolInfo{ID: c.ID, Name: c.Name, ArgBytes: len(c.Arguments), Parent: parent}
+	info := ToolInfo{ID: c.ID, Name: c.Name, ArgBytes: len(c.Arguments), Args: argsSummary(c.Arguments), Parent: parent}
 	started := info
 	s.emit(Event{Kind: EventToolStarted, Op: op, Tool: &started})
 

@@ -1,0 +1,320 @@
+package slack
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	slackapi "github.com/slack-go/slack"
+
+	"github.com/slackbot/slackbot/agent"
+	"github.com/slackbot/slackbot/redact"
+	"github.com/slackbot/slackbot/tools"
+)
+
+// A streamed session shows its work as tasks Slack draws as a timeline (or
+// a plan): each model turn of the session, each tool call (a batch's inner
+// calls each), each sub-agent and each reading of a large result is one
+// task with an id that never changes, a title in words, a status that
+// only moves forward (pending → in_progress → complete or error), what it
+// was asked (details) and how it went (output). The model's own progress
+// line (agent__task_status) is the plan's title. A timeline only records:
+// the stream takes what changed since it last looked, so one append
+// carries every change of its interval.
+
+// Bounds Slack puts on a task's text, in characters.
+const (
+	maxTaskTitle = 100
+	maxTaskLine  = 256
+)
+
+// task is one entry of the timeline.
+type task struct {
+	id      string
+	title   string
+	status  slackapi.TaskCardStatus
+	details string
+	output  string
+	start   time.Time
+}
+
+// chunk is the task as a task_update chunk.
+func (t task) chunk() slackapi.TaskUpdateChunk {
+	c := slackapi.NewTaskUpdateChunk(t.id, t.title)
+	c.Status, c.Details, c.Output = t.status, t.details, t.output
+	return c
+}
+
+// timeline turns a session's events into tasks. Its methods are safe for
+// concurrent use: tool events come from several goroutines.
+type timeline struct {
+	mu      sync.Mutex
+	tasks   []*task
+	byKey   map[string]*task // by the event that opened it
+	changed map[*task]bool   // since the last changes
+	plan    string
+	planNew bool
+	turn    map[string]*task // each session's turn task in progress
+}
+
+func newTimeline() *timeline {
+	return &timeline{byKey: map[string]*task{}, changed: map[*task]bool{}, turn: map[string]*task{}}
+}
+
+// Built-ins that are the session's bookkeeping, not work to show: the
+// answer itself, the progress line (shown as the plan's title), a batch
+// (its inner calls are shown), finish.
+var unshown = map[string]bool{agent.FinalReportTool: true, agent.TaskStatusTool: true, agent.BatchTool: true, agent.FinishTool: true}
+
+// observe records one event.
+func (tl *timeline) observe(e agent.Event) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	top := len(e.Path) <= 1
+	switch e.Kind {
+	case agent.EventTurnStarted:
+		if !top {
+			return // a sub-agent's turns are its task's
+		}
+		tl.endTurn(e.Session, true, "")
+		title := "Thinking"
+		if e.Turn > 1 {
+			title = fmt.Sprintf("Thinking (step %d)", e.Turn)
+		}
+		if e.Final {
+			title = "Writing the answer"
+		}
+		tl.turn[e.Session] = tl.open(fmt.Sprintf("turn:%s/%d", e.Session, e.Turn), title, "", e.Time)
+	case agent.EventLLMCall:
+		if !top || e.LLM == nil || e.LLM.Purpose != "" {
+			return
+		}
+		if e.LLM.Err != "" {
+			tl.endTurn(e.Session, false, "The model did not answer")
+			return
+		}
+		out := "Answered"
+		if n := e.LLM.ToolCalls; n > 0 {
+			out = fmt.Sprintf("Asked for %d tool call%s", n, plural(n))
+		}
+		tl.endTurn(e.Session, true, out)
+	case agent.EventToolStarted:
+		if e.Tool == nil || unshown[e.Tool.Name] {
+			return
+		}
+		title := toolTitle(e.Tool.Name)
+		if !top && !isSubAgent(e.Tool.Name) {
+			title = clipLine(strings.Join(e.Path[1:], " › ")+" › "+title, maxTaskTitle)
+		}
+		tl.open(toolKey(e), title, e.Tool.Args, e.Time)
+	case agent.EventToolFinished:
+		if e.Tool == nil {
+			return
+		}
+		t := tl.byKey[toolKey(e)]
+		if t == nil || done(t.status) {
+			return
+		}
+		t.status, t.output = slackapi.TaskCardStatusComplete, toolOutcome(e.Tool)
+		if !e.Tool.OK {
+			t.status = slackapi.TaskCardStatusError
+		}
+		tl.changed[t] = true
+	case agent.EventTaskStatus:
+		if top && e.Status != nil && e.Status.Now != "" {
+			if p := clipLine(e.Status.Now, maxTaskLine); p != tl.plan {
+				tl.plan, tl.planNew = p, true
+			}
+		}
+	}
+}
+
+// open adds a task in progress.
+func (tl *timeline) open(key, title, details string, at time.Time) *task {
+	if t := tl.byKey[key]; t != nil {
+		return t
+	}
+	t := &task{id: fmt.Sprintf("task-%d", len(tl.tasks)+1), title: clipLine(title, maxTaskTitle),
+		status: slackapi.TaskCardStatusInProgress, details: clipLine(details, maxTaskLine), start: at}
+	tl.tasks = append(tl.tasks, t)
+	tl.byKey[key] = t
+	tl.changed[t] = true
+	return t
+}
+
+// endTurn ends session's turn task, if one is open.
+func (tl *timeline) endTurn(session string, ok bool, output string) {
+	t := tl.turn[session]
+	if t == nil {
+		return
+	}
+	delete(tl.turn, session)
+	if done(t.status) {
+		return
+	}
+	t.status = slackapi.TaskCardStatusComplete
+	if !ok {
+		t.status = slackapi.TaskCardStatusError
+	}
+	if output != "" {
+		t.output = output
+	}
+	tl.changed[t] = true
+}
+
+// changes is what changed since the last call: the tasks, in the order
+// they were opened, and the plan's title when it changed (planNew).
+func (tl *timeline) changes() (tasks []task, plan string, planNew bool) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	for _, t := range tl.tasks {
+		if tl.changed[t] {
+			tasks = append(tasks, *t)
+		}
+	}
+	clear(tl.changed)
+	plan, planNew = tl.plan, tl.planNew
+	tl.planNew = false
+	return tasks, plan, planNew
+}
+
+// settle ends every task still open, as complete when the session
+// answered and as error otherwise (with why in output), so that no
+// timeline is left "in progress" whatever way the session ended.
+func (tl *timeline) settle(ok bool, why string) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	for _, t := range tl.tasks {
+		if done(t.status) {
+			continue
+		}
+		t.status = slackapi.TaskCardStatusComplete
+		if !ok {
+			t.status, t.output = slackapi.TaskCardStatusError, clipLine(why, maxTaskLine)
+		}
+		tl.changed[t] = true
+	}
+	clear(tl.turn)
+}
+
+// all is every task as it is now.
+func (tl *timeline) all() []task {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	out := make([]task, len(tl.tasks))
+	for i, t := range tl.tasks {
+		out[i] = *t
+	}
+	return out
+}
+
+func done(s slackapi.TaskCardStatus) bool {
+	return s == slackapi.TaskCardStatusComplete || s == slackapi.TaskCardStatusError
+}
+
+func toolKey(e agent.Event) string { return "tool:" + e.Session + "/" + e.Tool.ID }
+
+// isSubAgent reports whether a call is a sub-agent's (agent__<name>).
+func isSubAgent(name string) bool {
+	return strings.HasPrefix(name, "agent__") && !unshown[name]
+}
+
+// toolTitle is a tool's name made readable: "search_code" → "Search
+// code", a sub-agent by its name, tool_output as what it does.
+func toolTitle(name string) string {
+	switch {
+	case name == agent.ToolOutputTool:
+		return "Reading a large result"
+	case name == agent.HandoffTool:
+		return "Handing over to another agent"
+	case isSubAgent(name):
+		return clipLine(strings.TrimPrefix(name, "agent__"), maxTaskTitle)
+	}
+	var b strings.Builder
+	prev := rune(0)
+	for _, r := range name {
+		switch {
+		case r == '_' || r == '-' || r == '.' || r == ':' || unicode.IsSpace(r):
+			r = ' '
+		case unicode.IsUpper(r) && unicode.IsLower(prev):
+			b.WriteRune(' ')
+			r = unicode.ToLower(r)
+		case unicode.IsUpper(r):
+			r = unicode.ToLower(r)
+		case !unicode.IsPrint(r):
+			continue
+		}
+		b.WriteRune(r)
+		prev = r
+	}
+	s := strings.Join(strings.Fields(b.String()), " ")
+	if s == "" {
+		return "A tool"
+	}
+	r, n := utf8.DecodeRuneInString(s)
+	return clipLine(string(unicode.ToUpper(r))+s[n:], maxTaskTitle)
+}
+
+// failureWords says how a call failed, without its error's text (a tool's
+// words, possibly a server's internals).
+var failureWords = map[tools.Failure]string{
+	tools.FailUnknownTool: "Failed: no such tool",
+	tools.FailBadJSON:     "Failed: the arguments were not JSON",
+	tools.FailInvalidArgs: "Failed: invalid arguments",
+	tools.FailTimeout:     "Failed: timed out",
+	tools.FailCanceled:    "Stopped",
+	tools.FailError:       "Failed",
+	tools.FailPanic:       "Failed: the tool crashed",
+	tools.FailClosed:      "Failed: the bot is shutting down",
+}
+
+// toolOutcome is a finished call's output line.
+func toolOutcome(t *agent.ToolInfo) string {
+	if !t.OK {
+		if w := failureWords[tools.Failure(t.Failure)]; w != "" {
+			return w
+		}
+		return "Failed"
+	}
+	out := "Done"
+	switch {
+	case t.Cached:
+		out = "Done (from the cache)"
+	case t.Oversize:
+		out = fmt.Sprintf("Done: a large result (%s) kept for reading", size(t.ResultBytes))
+	}
+	if t.Latency >= time.Second {
+		out += fmt.Sprintf(" in %s", t.Latency.Round(100*time.Millisecond))
+	}
+	return out
+}
+
+// size writes n bytes as people read sizes.
+func size(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// clipLine makes s one line of at most n characters, without credentials.
+func clipLine(s string, n int) string {
+	s = redact.String(strings.Join(strings.Fields(s), " "))
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
