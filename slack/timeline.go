@@ -318,3 +318,41 @@ func clipLine(s string, n int) string {
 	}
 	return string([]rune(s)[:n-1]) + "…"
 }
+
+// waitKey is the task of a session waiting for its turn.
+const waitKey = "wait"
+
+// wait shows that the session waits for its turn, as a pending task.
+func (tl *timeline) wait(title string) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	t := tl.open(waitKey, title, "", time.Now())
+	if t.status == slackapi.TaskCardStatusInProgress {
+		t.status = slackapi.TaskCardStatusPending
+	}
+}
+
+// endWait completes the waiting task, if there is one.
+func (tl *timeline) endWait() {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	if t := tl.byKey[waitKey]; t != nil && !done(t.status) {
+		t.status, t.output = slackapi.TaskCardStatusComplete, "Started"
+		tl.changed[t] = true
+	}
+}
+
+// again marks tasks to be sent again, with the plan's title when planNew:
+// an append that failed.
+func (tl *timeline) again(tasks []task, planNew bool) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	for _, c := range tasks {
+		for _, t := range tl.tasks {
+			if t.id == c.id {
+				tl.changed[t] = true
+			}
+		}
+	}
+	tl.planNew = tl.planNew || planNew
+}
