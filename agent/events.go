@@ -86,7 +86,10 @@ type ToolInfo struct {
 	ID        string
 	Name      string
 	Namespace string
-	ArgBytes  int
+	// Index is the call's position among its turn's calls (or its
+	// batch's): calls run at once, so their events may come in any order.
+	Index    int
+	ArgBytes int
 	// Args is what the call was asked, for people watching it: one line of
 	// at most 200 characters naming the argument values, secret-looking
 	// keys masked, credentials redacted.

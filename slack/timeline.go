@@ -2,6 +2,7 @@ package slack
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +40,24 @@ type task struct {
 	details string
 	output  string
 	start   time.Time
+	// Where the task stands among those first shown together: by turn,
+	// then by the call's place in the turn (the turn itself first), a
+	// sub-agent's calls after its own, then by arrival.
+	turn, index, depth, seq int
+}
+
+// before orders tasks first shown in the same append.
+func (t *task) before(u *task) bool {
+	if t.turn != u.turn {
+		return t.turn < u.turn
+	}
+	if t.index != u.index {
+		return t.index < u.index
+	}
+	if t.depth != u.depth {
+		return t.depth < u.depth
+	}
+	return t.seq < u.seq
 }
 
 // chunk is the task as a task_update chunk.
@@ -58,10 +77,12 @@ type timeline struct {
 	plan    string
 	planNew bool
 	turn    map[string]*task // each session's turn task in progress
+	turns   int              // the top-level session's turns so far
+	calls   map[string]*task // the top-level session's call tasks, by call id
 }
 
 func newTimeline() *timeline {
-	return &timeline{byKey: map[string]*task{}, changed: map[*task]bool{}, turn: map[string]*task{}}
+	return &timeline{byKey: map[string]*task{}, changed: map[*task]bool{}, turn: map[string]*task{}, calls: map[string]*task{}}
 }
 
 // Built-ins that are the session's bookkeeping, not work to show: the
@@ -87,7 +108,10 @@ func (tl *timeline) observe(e agent.Event) {
 		if e.Final {
 			title = "Writing the answer"
 		}
-		tl.turn[e.Session] = tl.open(fmt.Sprintf("turn:%s/%d", e.Session, e.Turn), title, "", e.Time)
+		tl.turns = e.Turn
+		t := tl.open(fmt.Sprintf("turn:%s/%d", e.Session, e.Turn), title, "", e.Time)
+		t.turn, t.index = e.Turn, -1
+		tl.turn[e.Session] = t
 	case agent.EventLLMCall:
 		if !top || e.LLM == nil || e.LLM.Purpose != "" {
 			return
@@ -109,7 +133,13 @@ func (tl *timeline) observe(e agent.Event) {
 		if !top && !isSubAgent(e.Tool.Name) {
 			title = clipLine(strings.Join(e.Path[1:], " › ")+" › "+title, maxTaskTitle)
 		}
-		tl.open(toolKey(e), title, e.Tool.Args, e.Time)
+		t := tl.open(toolKey(e), title, e.Tool.Args, e.Time)
+		t.turn, t.index = tl.turns, e.Tool.Index
+		if top {
+			tl.calls[e.Tool.ID] = t
+		} else if p := tl.calls[e.Parent]; p != nil {
+			t.turn, t.index, t.depth = p.turn, p.index, len(e.Path)-1
+		}
 	case agent.EventToolFinished:
 		if e.Tool == nil {
 			return
@@ -137,7 +167,7 @@ func (tl *timeline) open(key, title, details string, at time.Time) *task {
 	if t := tl.byKey[key]; t != nil {
 		return t
 	}
-	t := &task{id: fmt.Sprintf("task-%d", len(tl.tasks)+1), title: clipLine(title, maxTaskTitle),
+	t := &task{id: fmt.Sprintf("task-%d", len(tl.tasks)+1), seq: len(tl.tasks), title: clipLine(title, maxTaskTitle),
 		status: slackapi.TaskCardStatusInProgress, details: clipLine(details, maxTaskLine), start: at}
 	tl.tasks = append(tl.tasks, t)
 	tl.byKey[key] = t
@@ -166,14 +196,20 @@ func (tl *timeline) endTurn(session string, ok bool, output string) {
 }
 
 // changes is what changed since the last call: the tasks, in the order
-// they were opened, and the plan's title when it changed (planNew).
+// the model asked for them (calls that run at once start in any order),
+// and the plan's title when it changed (planNew).
 func (tl *timeline) changes() (tasks []task, plan string, planNew bool) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
+	var changed []*task
 	for _, t := range tl.tasks {
 		if tl.changed[t] {
-			tasks = append(tasks, *t)
+			changed = append(changed, t)
 		}
+	}
+	sort.SliceStable(changed, func(i, j int) bool { return changed[i].before(changed[j]) })
+	for _, t := range changed {
+		tasks = append(tasks, *t)
 	}
 	clear(tl.changed)
 	plan, planNew = tl.plan, tl.planNew
@@ -222,8 +258,8 @@ func isSubAgent(name string) bool {
 	return strings.HasPrefix(name, "agent__") && !unshown[name]
 }
 
-// toolTitle is a tool's name made readable: "search_code" → "Search
-// code", a sub-agent by its name, tool_output as what it does.
+// toolTitle is a tool's name made readable: "github__search_code" →
+// "Search code", a sub-agent by its name, tool_output as what it does.
 func toolTitle(name string) string {
 	switch {
 	case name == agent.ToolOutputTool:
@@ -232,6 +268,9 @@ func toolTitle(name string) string {
 		return "Handing over to another agent"
 	case isSubAgent(name):
 		return clipLine(strings.TrimPrefix(name, "agent__"), maxTaskTitle)
+	}
+	if i := strings.LastIndex(name, "__"); i >= 0 && i+2 < len(name) {
+		name = name[i+2:] // the tool, not the server offering it
 	}
 	var b strings.Builder
 	prev := rune(0)

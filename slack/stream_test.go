@@ -1,0 +1,238 @@
+package slack_test
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slackbot/slackbot/agent"
+	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/llm"
+	"github.com/slackbot/slackbot/llm/llmtest"
+	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/state/redistest"
+)
+
+// streamed shows sessions as streamed messages (slack.display: stream).
+func streamed(c *config.Config, _ *agent.Runner) { c.Slack.Display = config.DisplayStream }
+
+// streamOf waits for the stream in the thread ts of ch to satisfy cond
+// and returns it.
+func (w *world) streamOf(ch, ts, what string, cond func(slacktest.Stream) bool) slacktest.Stream {
+	w.t.Helper()
+	var got slacktest.Stream
+	w.waitFor(what, func() bool {
+		for _, s := range w.srv.Streams(ch) {
+			if s.ThreadTS == ts && cond(s) {
+				got = s
+				return true
+			}
+		}
+		return false
+	})
+	return got
+}
+
+// ended reports whether a stream was ended by the bot.
+func ended(s slacktest.Stream) bool { return !s.Open }
+
+// holding counts the bot's messages in a thread whose text or blocks hold
+// want.
+func holding(w *world, ch, ts, want string) int {
+	n := 0
+	for _, m := range botMessages(w.srv.Thread(ch, ts)) {
+		if strings.Contains(messageText(m), want) {
+			n++
+		}
+	}
+	return n
+}
+
+// threeToolsAndAResearcher answers the researcher at once, and the
+// assistant first with three MCP calls (the third without its required
+// argument, so it fails) and a sub-agent call in one turn, then with its
+// answer.
+func threeToolsAndAResearcher(r *llmtest.Recorded) llmtest.Reply {
+	if strings.Contains(r.System, researcherPrompt) {
+		b, _ := json.Marshal(map[string]any{"status": "success", "report_format": config.FormatSubAgent, "report_content": "Found: 42."})
+		return call(agent.FinalReportTool, string(b))
+	}
+	for _, m := range r.Messages {
+		if m.Role == llm.RoleTool {
+			return slackReport([]any{map[string]any{"blocks": []any{section("The answer is *42*.")}}})
+		}
+	}
+	return llmtest.Reply{ToolCalls: []llmtest.ToolCall{
+		{Name: "everything__echo", Arguments: `{"message":"ping from slack"}`},
+		{Name: "everything__get-sum", Arguments: `{"a":40,"b":2}`},
+		{Name: "everything__echo", Arguments: `{}`},
+		{Name: agent.SubAgentPrefix + "researcher", Arguments: `{"prompt":"find the answer"}`},
+	}}
+}
+
+func TestAChannelMentionStreamsItsWorkAsTasksAndEndsWithTheAnswer(t *testing.T) {
+	t.Parallel()
+	_, orch := everything(t, "")
+	w := newWorld(t, streamed, withResearcher, func(_ *config.Config, r *agent.Runner) { r.Tools = orch })
+	w.model.Respond(threeToolsAndAResearcher)
+	ts := w.srv.Mention(channel, asker, "what is the answer?")
+	s := w.streamOf(channel, ts, "the stream to end", ended)
+
+	if s.RecipientUser != asker || s.RecipientTeam != "T0EMULATOR" || s.TaskDisplayMode != "timeline" {
+		t.Errorf("stream to %q of %q, mode %q; want the asker, their team, a timeline", s.RecipientUser, s.RecipientTeam, s.TaskDisplayMode)
+	}
+	type want struct{ title, status string }
+	wants := []want{
+		{"Thinking", "complete"}, {"Echo", "complete"}, {"Get sum", "complete"}, {"Echo", "error"},
+		{"researcher", "complete"}, {"Thinking (step 2)", "complete"},
+	}
+	if len(s.Tasks) != len(wants) {
+		t.Fatalf("tasks %+v; want %d", s.Tasks, len(wants))
+	}
+	for i, wt := range wants {
+		if g := s.Tasks[i]; g.Title != wt.title || g.Status != wt.status {
+			t.Errorf("task %d = %q %s; want %q %s", i, g.Title, g.Status, wt.title, wt.status)
+		}
+	}
+	if d := s.Tasks[1].Details; d != `message: "ping from slack"` {
+		t.Errorf("the echo's details = %q; want what it was asked", d)
+	}
+	if o := s.Tasks[3].Output; o != "Failed: invalid arguments" {
+		t.Errorf("the failing call's output = %q", o)
+	}
+	blocks := string(s.Blocks)
+	if !strings.Contains(blocks, "The answer is *42*.") || !strings.Contains(blocks, "feedback_buttons") {
+		t.Errorf("the stop's blocks %s; want the answer and the feedback buttons", blocks)
+	}
+	if n := len(botMessages(w.srv.Thread(channel, ts))); n != 1 {
+		t.Errorf("%d bot messages in the thread; want the streamed message alone", n)
+	}
+	if n := len(w.srv.Calls("chat.update")); n != 0 {
+		t.Errorf("%d chat.update calls: a streamed session has no progress message", n)
+	}
+	w.waitFor("the agent session to close", func() bool {
+		a, ok := w.srv.AgentSession(channel, ts)
+		return ok && a.Status == "closed"
+	})
+	a, _ := w.srv.AgentSession(channel, ts)
+	if strings.Join(a.Statuses, ",") != "processing,active,closed" || a.Initiator != asker || a.Title != "what is the answer?" {
+		t.Errorf("agent session %+v; want processing, active, closed, started by the asker, titled with the question", a)
+	}
+	// The feedback buttons on the streamed message work as on any answer.
+	positive := regexp.MustCompile(`"value":"(positive:[^"]+)"`).FindStringSubmatch(blocks)
+	if positive == nil {
+		t.Fatalf("no positive feedback button in %s", blocks)
+	}
+	if _, err := w.srv.Click(channel, s.TS, asker, "slackbot_feedback", positive[1]); err != nil {
+		t.Fatal(err)
+	}
+	w.waitFor("the feedback to be recorded", func() bool { return len(w.feedbackCalls()) == 1 })
+}
+
+func TestADirectMessageStreamsWithoutRecipientFields(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, streamed)
+	w.model.Respond(func(*llmtest.Recorded) llmtest.Reply { return textReport("Hello in private.") })
+	dm, ts := w.srv.DM(asker, "hi")
+	s := w.streamOf(dm, ts, "the DM's stream to end", ended)
+	if s.RecipientUser != "" || s.RecipientTeam != "" || !strings.Contains(string(s.Blocks), "Hello in private.") {
+		t.Errorf("DM stream %+v; want no recipient and the answer in its blocks", s)
+	}
+}
+
+func TestALongAnswerContinuesBelowTheStreamInOrder(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, streamed)
+	w.model.Respond(func(*llmtest.Recorded) llmtest.Reply {
+		return slackReport([]any{
+			map[string]any{"blocks": []any{section("Part one.")}},
+			map[string]any{"blocks": []any{section("Part two.")}},
+			map[string]any{"blocks": []any{section("Part three.")}},
+		})
+	})
+	ts := w.srv.Mention(channel, asker, "tell me everything")
+	s := w.streamOf(channel, ts, "the stream to end", ended)
+	thread := w.answered(channel, ts, "Part three.")
+	bots := botMessages(thread)
+	if len(bots) != 3 || bots[0].TS != s.TS || !strings.Contains(string(s.Blocks), "Part one.") ||
+		!strings.Contains(messageText(bots[1]), "Part two.") || !strings.Contains(messageText(bots[2]), "Part three.") {
+		t.Fatalf("thread %+v; want the stream ending with part one, then parts two and three below it", bots)
+	}
+	if strings.Contains(messageText(bots[1]), "feedback_buttons") || !strings.Contains(messageText(bots[2]), "feedback_buttons") {
+		t.Error("the feedback buttons belong under the answer's last part")
+	}
+}
+
+// Every refusal Slack may give a stream falls back to a way that delivers
+// the answer, once.
+func TestRefusedStreamsFallBackWithTheAnswerDeliveredOnce(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, method, code string
+		progress           bool // the session shows a progress message instead
+	}{
+		{"start not allowed", "chat.startStream", "not_allowed", true},
+		{"start without the recipient's team", "chat.startStream", "missing_recipient_team_id", true},
+		{"start for a Slack Connect asker", "chat.startStream", "user_not_found", true},
+		{"stop of a stream Slack ended", "chat.stopStream", "message_not_in_streaming_state", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, streamed)
+			w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
+			w.srv.Fail(c.method, c.code, 1)
+			ts := w.srv.Mention(channel, asker, "first")
+			w.answered(channel, ts, "Answer to first")
+			w.waitFor("the thread to settle", func() bool { return !live(w, ts) })
+			if n := holding(w, channel, ts, "Answer to first"); n != 1 {
+				t.Errorf("the answer shows %d times; want once", n)
+			}
+			streams := w.srv.Streams(channel)
+			if c.progress {
+				if len(streams) != 0 || len(w.srv.Calls("chat.update"))+len(w.srv.Calls("chat.postMessage")) == 0 {
+					t.Errorf("%d streams; want the progress message instead", len(streams))
+				}
+				// The refusal holds for a while: the next session does not ask.
+				ts2 := w.srv.Mention(channel, asker, "second")
+				w.answered(channel, ts2, "Answer to second")
+				if n := len(w.srv.Calls("chat.startStream")); n != 1 {
+					t.Errorf("%d chat.startStream calls; a refusal must not be asked again at once", n)
+				}
+				return
+			}
+			if len(streams) != 1 || strings.Contains(string(streams[0].Blocks), "Answer to first") {
+				t.Errorf("streams %+v; want one, without the answer, which went below", streams)
+			}
+		})
+	}
+}
+
+// Slack's Stop on the agent session, delivered to the replica that does
+// not run the session, stops it there as the Stop button does.
+func TestSlacksStopDeliveredToTheOtherReplicaEndsTheStreamStoppedByTheAsker(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	w := newWorldOn(t, dialRedis(t, srv, "agentstop:"), streamed)
+	w.replicaOn(dialRedis(t, srv, "agentstop:"))
+	w.model.Respond(func(*llmtest.Recorded) llmtest.Reply { return llmtest.Reply{Text: "slow", Delay: time.Minute} })
+	ts := w.srv.Mention(channel, asker, "take your time")
+	w.streamOf(channel, ts, "the stream to start", func(slacktest.Stream) bool { return true })
+	w.model.Wait(1)
+	other := w.otherConn(w.mentionConn(ts))
+	w.srv.StopAgentSession(other, channel, ts, asker)
+	w.answered(channel, ts, "Stopped by <@"+asker+">")
+	if n := holding(w, channel, ts, "Stopped by"); n != 1 {
+		t.Errorf("the stop's note shows %d times; want once", n)
+	}
+	if n := len(w.model.Requests()); n != 1 {
+		t.Errorf("%d model calls for one question", n)
+	}
+	for _, e := range w.srv.Envelopes() {
+		if strings.Contains(string(e.Payload), "agent_session_stopped") && e.Conn != other {
+			t.Errorf("agent_session_stopped went to connection %d, not %d", e.Conn, other)
+		}
+	}
+}
