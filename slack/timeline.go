@@ -79,6 +79,11 @@ type timeline struct {
 	turn    map[string]*task // each session's turn task in progress
 	turns   int              // the top-level session's turns so far
 	calls   map[string]*task // the top-level session's call tasks, by call id
+	// A turn's calls start at once, in any order: their tasks are held
+	// until every call the model asked for has started (or one has
+	// finished), then shown together, in the model's order.
+	expect int
+	held   []*task
 }
 
 func newTimeline() *timeline {
@@ -100,6 +105,7 @@ func (tl *timeline) observe(e agent.Event) {
 		if !top {
 			return // a sub-agent's turns are its task's
 		}
+		tl.release()
 		tl.endTurn(e.Session, true, "")
 		title := "Thinking"
 		if e.Turn > 1 {
@@ -123,10 +129,22 @@ func (tl *timeline) observe(e agent.Event) {
 		out := "Answered"
 		if n := e.LLM.ToolCalls; n > 0 {
 			out = fmt.Sprintf("Asked for %d tool call%s", n, plural(n))
+			tl.expect = n
 		}
 		tl.endTurn(e.Session, true, out)
 	case agent.EventToolStarted:
-		if e.Tool == nil || unshown[e.Tool.Name] {
+		if e.Tool == nil {
+			return
+		}
+		if top && e.Tool.Parent == "" && tl.expect > 0 {
+			tl.expect--
+			defer func() {
+				if tl.expect == 0 {
+					tl.release()
+				}
+			}()
+		}
+		if unshown[e.Tool.Name] {
 			return
 		}
 		title := toolTitle(e.Tool.Name)
@@ -134,6 +152,10 @@ func (tl *timeline) observe(e agent.Event) {
 			title = clipLine(strings.Join(e.Path[1:], " › ")+" › "+title, maxTaskTitle)
 		}
 		t := tl.open(toolKey(e), title, e.Tool.Args, e.Time)
+		if tl.expect > 0 {
+			delete(tl.changed, t)
+			tl.held = append(tl.held, t)
+		}
 		t.turn, t.index = tl.turns, e.Tool.Index
 		if top {
 			tl.calls[e.Tool.ID] = t
@@ -144,6 +166,7 @@ func (tl *timeline) observe(e agent.Event) {
 		if e.Tool == nil {
 			return
 		}
+		tl.release()
 		t := tl.byKey[toolKey(e)]
 		if t == nil || done(t.status) {
 			return
@@ -173,6 +196,14 @@ func (tl *timeline) open(key, title, details string, at time.Time) *task {
 	tl.byKey[key] = t
 	tl.changed[t] = true
 	return t
+}
+
+// release shows the tasks held back for the rest of their turn's calls.
+func (tl *timeline) release() {
+	for _, t := range tl.held {
+		tl.changed[t] = true
+	}
+	tl.held, tl.expect = nil, 0
 }
 
 // endTurn ends session's turn task, if one is open.
@@ -223,6 +254,7 @@ func (tl *timeline) changes() (tasks []task, plan string, planNew bool) {
 func (tl *timeline) settle(ok bool, why string) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
+	tl.release()
 	for _, t := range tl.tasks {
 		if done(t.status) {
 			continue

@@ -17,7 +17,8 @@ func timelineEvents() []agent.Event {
 	top, sub := []string{"helper"}, []string{"helper", "researcher"}
 	at := time.Unix(0, 0)
 	tool := func(kind agent.EventKind, path []string, session, id, name string, ok bool, failure tools.Failure) agent.Event {
-		return agent.Event{Kind: kind, Session: session, Path: path, Time: at, Tool: &agent.ToolInfo{ID: id, Name: name,
+		index := int(id[len(id)-1] - '1') // c1 is the turn's first call
+		return agent.Event{Kind: kind, Session: session, Path: path, Time: at, Tool: &agent.ToolInfo{ID: id, Name: name, Index: index,
 			Args: `query: "rate limits"`, OK: ok, Failure: string(failure)}}
 	}
 	return []agent.Event{
@@ -92,17 +93,29 @@ func TestTimelineEmitsOnlyWhatChangedSinceTheLastLook(t *testing.T) {
 		tl.observe(e)
 	}
 	tasks, plan, planNew := tl.changes()
-	if len(tasks) != 2 || !planNew || plan != "Checking the budgets" {
-		t.Fatalf("first look: %d tasks, plan %q (%v); want the turn and the first tool, and the plan's title", len(tasks), plan, planNew)
+	if len(tasks) != 1 || !planNew || plan != "Checking the budgets" {
+		t.Fatalf("first look: %+v, plan %q (%v); want the turn alone (its calls wait for one another) and the plan's title", tasks, plan, planNew)
 	}
 	if tasks, _, planNew := tl.changes(); len(tasks) != 0 || planNew {
 		t.Fatalf("nothing happened, yet %d tasks changed (plan %v)", len(tasks), planNew)
 	}
+	// The turn's other calls start, the last first: shown together once
+	// all have started, in the model's order.
+	for _, i := range []int{7, 6, 5, 4} {
+		tl.observe(evs[i])
+	}
+	tasks, _, _ = tl.changes()
+	var titles []string
+	for _, tk := range tasks {
+		titles = append(titles, tk.title)
+	}
+	if strings.Join(titles, ",") != "Search code,Get weather,Broken,researcher" {
+		t.Fatalf("second look: %v; want the calls in the model's order", titles)
+	}
 	tl.observe(evs[11]) // search_code finishes
-	tl.observe(evs[4])  // getWeather starts
 	tasks, _, planNew = tl.changes()
-	if len(tasks) != 2 || tasks[0].title != "Search code" || tasks[0].status != slackapi.TaskCardStatusComplete || tasks[1].title != "Get weather" || planNew {
-		t.Fatalf("second look: %+v; want Search code complete then Get weather, in opening order", tasks)
+	if len(tasks) != 1 || tasks[0].title != "Search code" || tasks[0].status != slackapi.TaskCardStatusComplete || planNew {
+		t.Fatalf("third look: %+v; want Search code complete alone", tasks)
 	}
 	// The status of a task only moves forward: a second finish is ignored.
 	tl.observe(evs[11])
