@@ -118,7 +118,7 @@ func (s *stream) beginWith(ctx context.Context, headline string) {
 	s.mu.Lock()
 	s.ts, s.open = ts, true
 	s.mu.Unlock()
-	s.sessionStatus("processing", clipLine(s.req.text, 60))
+	s.sessionStatus("processing", escape(clipLine(s.req.text, 60)))
 }
 
 // fallBack shows the session as a progress message, saying why once per
@@ -189,7 +189,7 @@ func (s *stream) pending() []slackapi.StreamChunk {
 func chunksOf(tasks []task, plan string, planNew bool) []slackapi.StreamChunk {
 	var out []slackapi.StreamChunk
 	if planNew && plan != "" {
-		out = append(out, slackapi.NewPlanUpdateChunk(plan))
+		out = append(out, slackapi.NewPlanUpdateChunk(escape(plan)))
 	}
 	for _, t := range tasks {
 		out = append(out, t.chunk())
@@ -453,7 +453,7 @@ func (s *stream) rename(title string) {
 		ctx, cancel := context.WithTimeout(ratelimit.WithPriority(b.cosmeticCtx(b.work), ratelimit.Cosmetic), cosmeticPatience)
 		defer cancel()
 		if _, err := b.api.RenameAgentSessionContext(ctx, slackapi.AgentSessionRenameParameters{ChannelID: s.req.channel,
-			ThreadTS: s.req.threadTS, Title: clipLine(title, 60)}); err != nil {
+			ThreadTS: s.req.threadTS, Title: escape(clipLine(title, 60))}); err != nil {
 			b.log.Debug("agent session not renamed", zap.Error(slackError(err)))
 		}
 	}()

@@ -236,3 +236,76 @@ func TestSlacksStopDeliveredToTheOtherReplicaEndsTheStreamStoppedByTheAsker(t *t
 		}
 	}
 }
+
+// In auto, a session that finds no chat.startStream token at once shows
+// the progress message rather than wait for one.
+func TestAutoShowsAProgressMessageWhenNoStreamCanStartAtOnce(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, func(c *config.Config, _ *agent.Runner) {
+		c.Slack.Display = config.DisplayAuto
+		c.Slack.RateLimits = map[string]config.RateLimit{"chat.startStream": {PerMinute: 1, Burst: 1, Per: config.PerWorkspace}}
+	})
+	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply { return textReport("Answer to " + lastUserText(r)) })
+	first := w.srv.Mention(channel, asker, "first")
+	w.streamOf(channel, first, "the first question's stream to end", ended)
+	second := w.srv.Mention(channel, asker, "second")
+	w.answered(channel, second, "Answer to second")
+	w.waitFor("the second thread to settle", func() bool { return !live(w, second) })
+	if n := len(w.srv.Calls("chat.startStream")); n != 1 {
+		t.Errorf("%d chat.startStream calls; want the first alone", n)
+	}
+	if n := holding(w, channel, second, "Answer to second"); n != 1 || len(w.srv.Calls("chat.update")) == 0 {
+		t.Errorf("the second answer shows %d times, through %d chat.update calls; want once, in place of its progress message",
+			n, len(w.srv.Calls("chat.update")))
+	}
+	if n := w.logs.FilterMessage("a session shows a progress message instead of a stream").Len(); n != 1 {
+		t.Errorf("the fallback was logged %d times; want once", n)
+	}
+}
+
+// Slack's Stop pressed by someone other than the asker stops nothing: they
+// are told so, and the answer still arrives, once.
+func TestSlacksStopBySomeoneElseIsRefusedAndTheAnswerStillArrives(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, streamed)
+	g := newGate()
+	t.Cleanup(g.open)
+	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		<-g.ch
+		return textReport("Answer to " + lastUserText(r))
+	})
+	ts := w.srv.Mention(channel, asker, "mine")
+	w.streamOf(channel, ts, "the stream to start", func(slacktest.Stream) bool { return true })
+	w.model.Wait(1)
+	w.srv.StopAgentSession(0, channel, ts, "U0EVE")
+	w.waitFor("the refusal to someone else", func() bool {
+		for _, e := range w.srv.Ephemerals() {
+			if e.User == "U0EVE" && strings.Contains(e.Text, "Only the person who asked") {
+				return true
+			}
+		}
+		return false
+	})
+	g.open()
+	w.answered(channel, ts, "Answer to mine")
+	if n := holding(w, channel, ts, "Answer to mine"); n != 1 || holding(w, channel, ts, "Stopped by") != 0 {
+		t.Errorf("the answer shows %d times (stopped: %d); want once, not stopped", n, holding(w, channel, ts, "Stopped by"))
+	}
+}
+
+// A session that fails ends its stream with its note, every task settled.
+func TestAFailedSessionEndsItsStreamWithItsNoteAndNoTaskInProgress(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, streamed)
+	w.model.Respond(func(*llmtest.Recorded) llmtest.Reply { return llmtest.Reply{ErrorType: "invalid_api_key"} })
+	ts := w.srv.Mention(channel, asker, "doomed")
+	s := w.streamOf(channel, ts, "the stream to end", ended)
+	if len(s.Blocks) == 0 || holding(w, channel, ts, "") != 1 {
+		t.Errorf("stream %+v: want it ended with the failure's note, alone in the thread", s)
+	}
+	for _, task := range s.Tasks {
+		if task.Status == "in_progress" || task.Status == "pending" {
+			t.Errorf("task %+v is left %s", task, task.Status)
+		}
+	}
+}

@@ -60,10 +60,12 @@ func (t *task) before(u *task) bool {
 	return t.seq < u.seq
 }
 
-// chunk is the task as a task_update chunk.
+// chunk is the task as a task_update chunk. Its words are the model's and
+// the tools' (a tool's name, what it was asked): escaped, they cannot be
+// read as Slack markup — no <!channel>, no <@U…> ping, no disguised link.
 func (t task) chunk() slackapi.TaskUpdateChunk {
-	c := slackapi.NewTaskUpdateChunk(t.id, t.title)
-	c.Status, c.Details, c.Output = t.status, t.details, t.output
+	c := slackapi.NewTaskUpdateChunk(t.id, escape(t.title))
+	c.Status, c.Details, c.Output = t.status, escape(t.details), escape(t.output)
 	return c
 }
 

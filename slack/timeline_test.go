@@ -142,3 +142,20 @@ func TestTimelineTextIsOneShortLineWithoutSecrets(t *testing.T) {
 		t.Errorf("title of %d characters; want at most %d", len([]rune(d.title)), maxTaskTitle)
 	}
 }
+
+func TestTaskWordsCannotBeReadAsSlackMarkup(t *testing.T) {
+	t.Parallel()
+	tl := newTimeline()
+	tl.observe(agent.Event{Kind: agent.EventToolStarted, Session: "s", Path: []string{"a"}, Tool: &agent.ToolInfo{ID: "1",
+		Name: "lookup", Args: `q: "<!channel> ping <@U0BOSS> <https://evil.example|okta.com>"`}})
+	tasks, _, _ := tl.changes()
+	c := tasks[0].chunk()
+	for _, s := range []string{c.Title, c.Details} {
+		if strings.ContainsAny(s, "<>") {
+			t.Errorf("%q reaches Slack with markup in it", s)
+		}
+	}
+	if plan := chunksOf(nil, "<!here> done", true)[0].(slackapi.PlanUpdateChunk); strings.ContainsAny(plan.Title, "<>") {
+		t.Errorf("plan title %q reaches Slack with markup in it", plan.Title)
+	}
+}
