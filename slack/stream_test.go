@@ -11,8 +11,11 @@ import (
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/llmtest"
+	"github.com/slackbot/slackbot/slack"
 	"github.com/slackbot/slackbot/slack/slacktest"
 	"github.com/slackbot/slackbot/state/redistest"
+	"github.com/slackbot/slackbot/telemetry"
+	"github.com/slackbot/slackbot/telemetry/telemetrytest"
 )
 
 // streamed shows sessions as streamed messages (slack.display: stream).
@@ -241,7 +244,8 @@ func TestSlacksStopDeliveredToTheOtherReplicaEndsTheStreamStoppedByTheAsker(t *t
 // the progress message rather than wait for one.
 func TestAutoShowsAProgressMessageWhenNoStreamCanStartAtOnce(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, func(c *config.Config, _ *agent.Runner) {
+	metrics := telemetry.NewMetrics()
+	w := newWorldWith(t, func(o *slack.Options) { o.Metrics = metrics }, func(c *config.Config, _ *agent.Runner) {
 		c.Slack.Display = config.DisplayAuto
 		c.Slack.RateLimits = map[string]config.RateLimit{"chat.startStream": {PerMinute: 1, Burst: 1, Per: config.PerWorkspace}}
 	})
@@ -260,6 +264,12 @@ func TestAutoShowsAProgressMessageWhenNoStreamCanStartAtOnce(t *testing.T) {
 	}
 	if n := w.logs.FilterMessage("a session shows a progress message instead of a stream").Len(); n != 1 {
 		t.Errorf("the fallback was logged %d times; want once", n)
+	}
+	f := telemetrytest.Scrape(t, serveTelemetry(t, metrics)+"/metrics")
+	for outcome, want := range map[string]float64{"answered": 1, "fallback_budget": 1} {
+		if got, _ := f.Value("slackbot_slack_streams_total", "outcome", outcome); got != want {
+			t.Errorf("slackbot_slack_streams_total{outcome=%q} = %v; want %v", outcome, got, want)
+		}
 	}
 }
 
