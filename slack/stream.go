@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -262,6 +263,7 @@ func (s *stream) replaceWith(ctx context.Context, msgs []blockkit.Message) error
 		return err
 	}
 	s.tl.settle(true, "")
+	msgs = withNotesFolded(msgs)
 	err := s.end(actx, msgs[0])
 	if err == nil {
 		b.metrics.Stream(telemetry.StreamAnswered)
@@ -280,6 +282,24 @@ func (s *stream) replaceWith(ctx context.Context, msgs []blockkit.Message) error
 	}
 	s.settle(ctx, "_Answered below._")
 	return err
+}
+
+// withNotesFolded moves a note that follows a message ("Stopped by",
+// "Interrupted") into it when the blocks fit, so that the stream's last
+// words carry it rather than a message below.
+func withNotesFolded(msgs []blockkit.Message) []blockkit.Message {
+	for len(msgs) > 1 {
+		last, prev := msgs[len(msgs)-1], msgs[len(msgs)-2]
+		if len(last.Blocks) != 1 || len(last.Controls) > 0 || len(prev.Blocks)+1 > blockkit.MaxBlocks {
+			break
+		}
+		if _, note := last.Blocks[0].(*slackapi.ContextBlock); !note {
+			break
+		}
+		prev.Blocks = append(slices.Clip(prev.Blocks), last.Blocks[0])
+		msgs = append(slices.Clip(msgs[:len(msgs)-2]), prev)
+	}
+	return msgs
 }
 
 // end stops the stream with m's blocks and the timeline's last changes.

@@ -226,9 +226,10 @@ func TestSlacksStopDeliveredToTheOtherReplicaEndsTheStreamStoppedByTheAsker(t *t
 	w.model.Wait(1)
 	other := w.otherConn(w.mentionConn(ts))
 	w.srv.StopAgentSession(other, channel, ts, asker)
-	w.answered(channel, ts, "Stopped by <@"+asker+">")
-	if n := holding(w, channel, ts, "Stopped by"); n != 1 {
-		t.Errorf("the stop's note shows %d times; want once", n)
+	w.answered(channel, ts, "Stopped by")
+	// Blocks are JSON, where < and > are escaped.
+	if n := holding(w, channel, ts, `Stopped by \u003c@`+asker+`\u003e`); n != 1 {
+		t.Errorf("the stop's note naming the asker shows %d times; want once", n)
 	}
 	if n := len(w.model.Requests()); n != 1 {
 		t.Errorf("%d model calls for one question", n)
@@ -318,4 +319,62 @@ func TestAFailedSessionEndsItsStreamWithItsNoteAndNoTaskInProgress(t *testing.T)
 			t.Errorf("task %+v is left %s", task, task.Status)
 		}
 	}
+}
+
+// The shutdown ends a streamed session's stream with its note, every task
+// settled: no stream is left open.
+func TestShutdownEndsAStreamWithTheInterruptedNote(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, streamed, func(c *config.Config, _ *agent.Runner) {
+		c.Slack.ShutdownGrace = config.Duration(100 * time.Millisecond)
+	})
+	w.model.Respond(func(*llmtest.Recorded) llmtest.Reply { return llmtest.Reply{Text: "slow", Delay: time.Minute} })
+	ts := w.srv.Mention(channel, asker, "a long question")
+	w.streamOf(channel, ts, "the stream to start", func(slacktest.Stream) bool { return true })
+	w.model.Wait(1)
+	w.shutdown()
+	s := w.streamOf(channel, ts, "the stream to end", ended)
+	if !strings.Contains(string(s.Blocks), "Interrupted") || holding(w, channel, ts, "Interrupted") != 1 {
+		t.Errorf("stream %+v; want it ended with the interrupted note, shown once", s)
+	}
+	for _, task := range s.Tasks {
+		if task.Status == "in_progress" || task.Status == "pending" {
+			t.Errorf("task %+v is left %s", task, task.Status)
+		}
+	}
+}
+
+// A session waiting for its turn shows it as a pending task, completed
+// once it starts.
+func TestAQueuedStreamShowsAPendingTaskUntilItsTurn(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, streamed, oneAtATime)
+	g, ts, _ := queuedBehindStream(t, w)
+	g.open()
+	s := w.streamOf(channel, ts, "the queued stream to end", ended)
+	if len(s.Tasks) == 0 || s.Tasks[0].Title != "Waiting for a turn" || s.Tasks[0].Status != "complete" {
+		t.Errorf("tasks %+v; want the wait first, complete", s.Tasks)
+	}
+	if !strings.Contains(string(s.Blocks), "Answer to second") {
+		t.Errorf("the queued session's answer is not in its stream: %s", s.Blocks)
+	}
+}
+
+// queuedBehindStream is queuedBehind for streamed sessions: the second
+// question's stream shows its wait as a pending task.
+func queuedBehindStream(t *testing.T, w *world) (*gate, string, slacktest.Stream) {
+	t.Helper()
+	g := newGate()
+	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		<-g.ch
+		return textReport("Answer to " + lastUserText(r))
+	})
+	t.Cleanup(g.open)
+	w.srv.Mention(channel, asker, "first")
+	w.model.Wait(1)
+	ts := w.srv.Mention(channel, asker, "second")
+	s := w.streamOf(channel, ts, "the second question to show it waits", func(s slacktest.Stream) bool {
+		return len(s.Tasks) > 0 && s.Tasks[0].Status == "pending"
+	})
+	return g, ts, s
 }
