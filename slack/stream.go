@@ -45,6 +45,7 @@ type stream struct {
 	ts       string    // the streamed message, "" until started
 	open     bool      // Slack still takes appends and the stop
 	session  bool      // an agent session follows the stream
+	recorded bool      // the open stream is recorded in the state store
 	last     chan struct{}
 	stopped  bool
 	quit     chan struct{}
@@ -119,6 +120,7 @@ func (s *stream) beginWith(ctx context.Context, headline string) {
 	s.mu.Lock()
 	s.ts, s.open = ts, true
 	s.mu.Unlock()
+	s.record(ctx, ts)
 	s.sessionStatus("processing", escape(clipLine(s.req.text, 60)))
 }
 
@@ -411,6 +413,7 @@ func (s *stream) forget(ctx context.Context) {
 		p.forget(ctx)
 		return
 	}
+	s.forgetRecord(ctx)
 	s.sessionStatus("closed", "")
 }
 

@@ -1,11 +1,14 @@
 package slack_test
 
 import (
+	"context"
 	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	slackapi "github.com/slack-go/slack"
 
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
@@ -13,6 +16,7 @@ import (
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack"
 	"github.com/slackbot/slackbot/slack/slacktest"
+	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/state/redistest"
 	"github.com/slackbot/slackbot/telemetry"
 	"github.com/slackbot/slackbot/telemetry/telemetrytest"
@@ -377,4 +381,50 @@ func queuedBehindStream(t *testing.T, w *world) (*gate, string, slacktest.Stream
 		return len(s.Tasks) > 0 && s.Tasks[0].Status == "pending"
 	})
 	return g, ts, s
+}
+
+// A stream left open by a replica that died is ended by the next replica
+// to start, with the abandoned note, and its record forgotten.
+func TestAReplicaStartingEndsTheOpenStreamOfAReplicaThatDied(t *testing.T) {
+	t.Parallel()
+	store := state.NewMemory()
+	w := newWorldOn(t, store, streamed, leaseTTL(time.Hour)) // no periodic sweep within the test
+	root := w.srv.Reply(channel, "", asker, "a question nobody will answer")
+	api := slackapi.New(w.srv.BotToken(), slackapi.OptionAPIURL(w.srv.APIURL()))
+	_, ts, err := api.StartStream(channel, slackapi.MsgOptionTS(root), slackapi.MsgOptionRecipientUserID(asker), slackapi.MsgOptionRecipientTeamID("T0EMULATOR"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.PutProgress(context.Background(), state.Progress{Session: "stream|dead-session", Channel: channel, TS: ts, Owner: "slackbot-dead"}); err != nil {
+		t.Fatal(err)
+	}
+	w.replica() // its start-up sweep finds the dead replica's stream
+	s := w.streamOf(channel, root, "the dead replica's stream to end", ended)
+	if !strings.Contains(string(s.Blocks), "the bot stopped") {
+		t.Errorf("the stream ended with %s; want the abandoned note", s.Blocks)
+	}
+	w.noProgressRecords(store)
+}
+
+// A streamed session's record lives while it runs and goes with its
+// answer.
+func TestALiveStreamIsRecordedWhileItRunsAndForgottenWithItsAnswer(t *testing.T) {
+	t.Parallel()
+	store := state.NewMemory()
+	w := newWorldOn(t, store, streamed)
+	g := newGate()
+	t.Cleanup(g.open)
+	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		<-g.ch
+		return textReport("Answer to " + lastUserText(r))
+	})
+	ts := w.srv.Mention(channel, asker, "recorded")
+	s := w.streamOf(channel, ts, "the stream to start", func(slacktest.Stream) bool { return true })
+	w.waitFor("the stream's record", func() bool {
+		list, err := store.Progresses(context.Background())
+		return err == nil && len(list) == 1 && list[0].TS == s.TS && strings.HasPrefix(list[0].Session, "stream|")
+	})
+	g.open()
+	w.streamOf(channel, ts, "the stream to end", ended)
+	w.noProgressRecords(store)
 }
