@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"strings"
 	"sync"
 	"time"
 )
@@ -65,14 +66,10 @@ func (r *streamRefusals) recent(req request) string {
 		}
 	}
 	for key := range r.until {
-		code := key
-		if i := len("user_not_found:"); len(key) > i && key[:i] == "user_not_found:" {
-			if key[i:] != req.user {
-				continue
-			}
-			code = "user_not_found"
+		code, user, personal := strings.Cut(key, ":")
+		if !personal || user == req.user {
+			return code
 		}
-		return code
 	}
 	return ""
 }
