@@ -314,8 +314,12 @@ func (s *stream) end(ctx context.Context, m blockkit.Message) error {
 	}
 	m = s.b.voiced(ctx, m)
 	opts := []slackapi.MsgOption{}
-	if chunks := s.pending(); len(chunks) > 0 {
+	tasks, plan, planNew := s.tl.changes()
+	if chunks := chunksOf(tasks, plan, planNew); len(chunks) > 0 {
 		opts = append(opts, slackapi.MsgOptionChunks(chunks...))
+	}
+	if planNew {
+		s.rename(plan)
 	}
 	if len(m.Blocks) > 0 {
 		opts = append(opts, slackapi.MsgOptionBlocks(m.Blocks...))

@@ -15,6 +15,7 @@ import (
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack"
+	"github.com/slackbot/slackbot/slack/bottest"
 	"github.com/slackbot/slackbot/slack/slacktest"
 	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/state/redistest"
@@ -427,4 +428,36 @@ func TestALiveStreamIsRecordedWhileItRunsAndForgottenWithItsAnswer(t *testing.T)
 	g.open()
 	w.streamOf(channel, ts, "the stream to end", ended)
 	w.noProgressRecords(store)
+}
+
+// The model's own progress line is the plan's title, and the agent
+// session's title follows it.
+func TestTheModelsProgressLineTitlesThePlanAndTheAgentSession(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, streamed, func(c *config.Config, _ *agent.Runner) {
+		c.Slack.TaskDisplay = config.TaskDisplayPlan
+		c.Agents[bottest.AgentName].Tools = append(c.Agents[bottest.AgentName].Tools, agent.TaskStatusTool)
+	})
+	w.model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		for _, m := range r.Messages {
+			if m.Role == llm.RoleTool {
+				return textReport("Budgets checked.")
+			}
+		}
+		return call(agent.TaskStatusTool, `{"status":"in-progress","done":"","pending":"the report","now":"Checking the budgets","ready_for_final_report":false,"need_to_run_more_tools":false}`)
+	})
+	ts := w.srv.Mention(channel, asker, "check the budgets")
+	s := w.streamOf(channel, ts, "the stream to end", ended)
+	if s.TaskDisplayMode != "plan" || s.Plan != "Checking the budgets" {
+		t.Errorf("stream mode %q, plan %q; want a plan titled with the model's progress line", s.TaskDisplayMode, s.Plan)
+	}
+	for _, task := range s.Tasks {
+		if strings.Contains(task.Title, "status") {
+			t.Errorf("the progress line's own call shows as task %q", task.Title)
+		}
+	}
+	w.waitFor("the agent session to be renamed", func() bool {
+		a, ok := w.srv.AgentSession(channel, ts)
+		return ok && a.Title == "Checking the budgets"
+	})
 }
