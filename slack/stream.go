@@ -334,6 +334,8 @@ func (s *stream) end(ctx context.Context, m blockkit.Message) error {
 		s.mu.Lock()
 		s.open = false
 		s.mu.Unlock()
+	} else {
+		s.tl.again(tasks, planNew) // for the stop that settles the stream
 	}
 	return err
 }

@@ -185,6 +185,7 @@ func TestRefusedStreamsFallBackWithTheAnswerDeliveredOnce(t *testing.T) {
 		{"start without the recipient's team", "chat.startStream", "missing_recipient_team_id", true},
 		{"start for a Slack Connect asker", "chat.startStream", "user_not_found", true},
 		{"stop of a stream Slack ended", "chat.stopStream", "message_not_in_streaming_state", false},
+		{"stop refused for its blocks", "chat.stopStream", "invalid_blocks", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -212,7 +213,21 @@ func TestRefusedStreamsFallBackWithTheAnswerDeliveredOnce(t *testing.T) {
 				return
 			}
 			if len(streams) != 1 || strings.Contains(string(streams[0].Blocks), "Answer to first") {
-				t.Errorf("streams %+v; want one, without the answer, which went below", streams)
+				t.Fatalf("streams %+v; want one, without the answer, which went below", streams)
+			}
+			if c.code == "message_not_in_streaming_state" {
+				return // Slack says it ended it
+			}
+			// A stream Slack still holds open is ended, pointing below, its
+			// tasks settled.
+			st := w.streamOf(channel, ts, "the stream to be settled", ended)
+			if !strings.Contains(st.Markdown, "Answered below") {
+				t.Errorf("the settled stream says %q; want it to point at the answer below", st.Markdown)
+			}
+			for _, task := range st.Tasks {
+				if task.Status != "complete" {
+					t.Errorf("task %+v left %s", task, task.Status)
+				}
 			}
 		})
 	}
