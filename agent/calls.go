@@ -39,13 +39,13 @@ func (s *session) runTools(ctx context.Context, calls []llm.ToolCall, final bool
 		// Final reports run in the model's order, so that of two the
 		// first wins; they are quick and touch no tool.
 		if len(calls) == 1 || c.Name == FinalReportTool {
-			results[i] = s.dispatchRecovered(ctx, c, s.turnOp, "", room)
+			results[i] = s.dispatchRecovered(ctx, c, s.turnOp, "", i, room)
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = s.dispatchRecovered(ctx, c, s.turnOp, "", room)
+			results[i] = s.dispatchRecovered(ctx, c, s.turnOp, "", i, room)
 		}()
 	}
 	wg.Wait()
@@ -64,12 +64,13 @@ func (s *session) runTools(ctx context.Context, calls []llm.ToolCall, final bool
 
 // dispatch runs one call — a built-in or a shared tool — and reports it as
 // events; op is the call's node in the operation tree. parent is the
-// batch's call ID for calls inside agent__batch.
+// batch's call ID for calls inside agent__batch; index is the call's
+// position among the turn's (or the batch's) calls.
 //
 // room is the tokens the call's result may take in the next request; a
 // larger result is stored behind a handle (see resultPolicy).
-func (s *session) dispatch(ctx context.Context, c *llm.ToolCall, op *Op, parent string, room int) callOutcome {
-	info := ToolInfo{ID: c.ID, Name: c.Name, ArgBytes: len(c.Arguments), Parent: parent}
+func (s *session) dispatch(ctx context.Context, c *llm.ToolCall, op *Op, parent string, index, room int) callOutcome {
+	info := ToolInfo{ID: c.ID, Name: c.Name, Index: index, ArgBytes: len(c.Arguments), Args: argsSummary(c.Arguments), Parent: parent}
 	if c.Name == SearchTool && s.index != nil {
 		info.Namespace, info.Status = nsTools, searchStatus(c.Arguments)
 	}
@@ -248,7 +249,7 @@ func (s *session) batch(ctx context.Context, c *llm.ToolCall, op *Op, inBatch bo
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = s.dispatchRecovered(ctx, inner, op, c.ID, room/max(len(a.Calls), 1))
+			results[i] = s.dispatchRecovered(ctx, inner, op, c.ID, i, room/max(len(a.Calls), 1))
 		}()
 	}
 	wg.Wait()

@@ -28,7 +28,8 @@ const (
 // Event is one thing that happened in a session. Headends render them as
 // progress; the logger writes each as one line. Only the fields of its kind
 // are set. Events never carry credentials, and never the tool arguments or
-// results themselves — only their sizes.
+// results themselves — only their sizes and, for arguments, a short
+// redacted summary (ToolInfo.Args).
 type Event struct {
 	Kind    EventKind
 	Session string
@@ -82,10 +83,17 @@ type LLMCallInfo struct {
 
 // ToolInfo describes one tool call.
 type ToolInfo struct {
-	ID          string
-	Name        string
-	Namespace   string
-	ArgBytes    int
+	ID        string
+	Name      string
+	Namespace string
+	// Index is the call's position among its turn's calls (or its
+	// batch's): calls run at once, so their events may come in any order.
+	Index    int
+	ArgBytes int
+	// Args is what the call was asked, for people watching it: one line of
+	// at most 200 characters naming the argument values, secret-looking
+	// keys masked, credentials redacted.
+	Args        string
 	ResultBytes int
 	Latency     time.Duration
 	OK          bool

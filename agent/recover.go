@@ -50,7 +50,7 @@ func (r *Runner) runRecovered(ctx context.Context, s *session) (res *Result, h *
 // dispatchRecovered is dispatch, with a panic during the call turned into
 // the call's error result. The call is still reported finished, as failed,
 // so that no view of the session shows it running on.
-func (s *session) dispatchRecovered(ctx context.Context, c *llm.ToolCall, under *Op, parent string, room int) (out callOutcome) {
+func (s *session) dispatchRecovered(ctx context.Context, c *llm.ToolCall, under *Op, parent string, index, room int) (out callOutcome) {
 	start := s.now()
 	op := under.child("tool", c.Name, start)
 	defer func() {
@@ -63,14 +63,14 @@ func (s *session) dispatchRecovered(ctx context.Context, c *llm.ToolCall, under 
 				zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
 		}
 		out = callOutcome{fmt.Sprintf("The call to %s failed: the bot hit an internal error while running it.", c.Name), true}
-		s.endPanicked(op, c, parent, start, out)
+		s.endPanicked(op, c, parent, index, start, out)
 	}()
-	return s.dispatch(ctx, c, op, parent, room)
+	return s.dispatch(ctx, c, op, parent, index, room)
 }
 
 // endPanicked finishes the node of a call that panicked and reports its
 // end, unless dispatch had already done so before the panic.
-func (s *session) endPanicked(op *Op, c *llm.ToolCall, parent string, start time.Time, out callOutcome) {
+func (s *session) endPanicked(op *Op, c *llm.ToolCall, parent string, index int, start time.Time, out callOutcome) {
 	if op.ended() {
 		return
 	}
@@ -79,7 +79,7 @@ func (s *session) endPanicked(op *Op, c *llm.ToolCall, parent string, start time
 	s.mu.Lock()
 	s.toolCalls++
 	s.mu.Unlock()
-	info := ToolInfo{ID: c.ID, Name: c.Name, ArgBytes: len(c.Arguments), ResultBytes: len(out.content), Latency: now.Sub(start),
+	info := ToolInfo{ID: c.ID, Name: c.Name, Index: index, ArgBytes: len(c.Arguments), ResultBytes: len(out.content), Latency: now.Sub(start),
 		Failure: string(tools.FailPanic), Err: "panic; the stack is in the log", Parent: parent}
 	// An observer that panics again on this event is the bug already
 	// logged: the call's error result stands.

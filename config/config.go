@@ -406,6 +406,15 @@ type Slack struct {
 	// refreshes less often, so that every session's refreshes together
 	// stay within chat.update's budget.
 	ProgressInterval Duration `yaml:"progress_interval"`
+	// Display is how a session shows itself in its thread: "stream" (a
+	// message streamed with chat.startStream, its work drawn as a live
+	// task timeline), "message" (a progress message edited as it goes) or
+	// "auto" (the default: the stream where Slack accepts it and its budget
+	// has room at once, the progress message otherwise).
+	Display string `yaml:"display"`
+	// TaskDisplay is how Slack draws a streamed session's tasks:
+	// "timeline" (the default) or "plan".
+	TaskDisplay string `yaml:"task_display"`
 	// RateLimits is the budget of each Web API method the bot keeps to,
 	// by method name; a method set here replaces its default
 	// (DefaultSlackRateLimits). Methods absent from both are not limited.
@@ -492,7 +501,11 @@ var DefaultSlackRateLimits = map[string]RateLimit{
 	"chat.update":                 {PerMinute: 50, Burst: 8},   // tier 3
 	"chat.delete":                 {PerMinute: 50, Burst: 8},   // tier 3
 	"chat.postEphemeral":          {PerMinute: 100, Burst: 16}, // tier 4
+	"chat.startStream":            {PerMinute: 20, Burst: 3},   // tier 2
 	"chat.appendStream":           {PerMinute: 100, Burst: 16}, // tier 4
+	"chat.stopStream":             {PerMinute: 20, Burst: 3},   // tier 2
+	"agents.sessions.setStatus":   {PerMinute: 50, Burst: 8},   // tier 3
+	"agents.sessions.rename":      {PerMinute: 50, Burst: 8},   // tier 3
 	"reactions.add":               {PerMinute: 50, Burst: 8},   // tier 3
 	"reactions.remove":            {PerMinute: 20, Burst: 3},   // tier 2
 	"conversations.replies":       {PerMinute: 50, Burst: 8},   // tier 3
@@ -547,6 +560,19 @@ type RoutingRule struct {
 	// (default all three).
 	On []string `yaml:"on"`
 }
+
+// Values of Slack.Display.
+const (
+	DisplayAuto    = "auto"
+	DisplayStream  = "stream"
+	DisplayMessage = "message"
+)
+
+// Values of Slack.TaskDisplay.
+const (
+	TaskDisplayTimeline = "timeline"
+	TaskDisplayPlan     = "plan"
+)
 
 // Defaults of the Slack headend.
 const (

@@ -211,6 +211,12 @@ func (s *Slack) applyDefaults(present map[string]bool) {
 	if s.ProgressInterval == 0 {
 		s.ProgressInterval = Duration(defaultProgressInterval)
 	}
+	if s.Display == "" {
+		s.Display = DisplayAuto
+	}
+	if s.TaskDisplay == "" {
+		s.TaskDisplay = TaskDisplayTimeline
+	}
 	limits := make(map[string]RateLimit, len(DefaultSlackRateLimits)+len(s.RateLimits))
 	for m, l := range DefaultSlackRateLimits {
 		limits[m] = l

@@ -410,13 +410,13 @@ func TestSlackRateLimitsStartFromSlacksTiersAndTakeOverrides(t *testing.T) {
 	cfg := mustLoad(t, map[string]string{"slackbot.yaml": baseConfig + `slack:
   rate_limits:
     chat.update: {per_minute: 20, burst: 2}
-    chat.startStream: {per_minute: 20, burst: 4, per: channel}
+    chat.scheduleMessage: {per_minute: 20, burst: 4, per: channel}
 `})
 	got := cfg.Slack.RateLimits
 	if u := got["chat.update"]; u != (RateLimit{PerMinute: 20, Burst: 2, Per: PerWorkspace}) {
 		t.Errorf("chat.update = %+v: an override must replace the default, scoped to the workspace by default", u)
 	}
-	if s := got["chat.startStream"]; s.Per != PerChannel {
+	if s := got["chat.scheduleMessage"]; s.Per != PerChannel {
 		t.Errorf("a method without a default keeps its scope: %+v", s)
 	}
 	if p := got["chat.postMessage"]; p != DefaultSlackRateLimits["chat.postMessage"] || got["chat.delete"].Per != PerWorkspace {
@@ -424,6 +424,30 @@ func TestSlackRateLimitsStartFromSlacksTiersAndTakeOverrides(t *testing.T) {
 	}
 	if DefaultSlackRateLimits["chat.update"].PerMinute != 50 {
 		t.Error("loading changed the defaults themselves")
+	}
+}
+
+func TestStreamingMethodsHaveSlacksTiersByDefault(t *testing.T) {
+	t.Parallel()
+	cfg := mustLoad(t, map[string]string{"slackbot.yaml": baseConfig})
+	want := map[string]float64{"chat.startStream": 20, "chat.stopStream": 20, "chat.appendStream": 100,
+		"agents.sessions.setStatus": 50, "agents.sessions.rename": 50}
+	for m, per := range want {
+		if l := cfg.Slack.RateLimits[m]; l.PerMinute != per || l.Per != PerWorkspace {
+			t.Errorf("%s = %+v; want %v a minute for the workspace", m, l, per)
+		}
+	}
+}
+
+func TestDisplayDefaultsToAutoWithATimeline(t *testing.T) {
+	t.Parallel()
+	cfg := mustLoad(t, map[string]string{"slackbot.yaml": baseConfig})
+	if s := cfg.Slack; s.Display != DisplayAuto || s.TaskDisplay != TaskDisplayTimeline {
+		t.Fatalf("display %q, task_display %q; want auto and timeline", s.Display, s.TaskDisplay)
+	}
+	cfg = mustLoad(t, map[string]string{"slackbot.yaml": baseConfig + "slack:\n  display: message\n  task_display: plan\n"})
+	if s := cfg.Slack; s.Display != DisplayMessage || s.TaskDisplay != TaskDisplayPlan {
+		t.Fatalf("set values not kept: %q %q", s.Display, s.TaskDisplay)
 	}
 }
 

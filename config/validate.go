@@ -411,6 +411,16 @@ func (c *Config) validateSlack(w *walker) {
 	if cmd := s.SlashCommand; cmd != "" && (!strings.HasPrefix(cmd, "/") || strings.ContainsAny(cmd, " \t")) {
 		w.errorf("slack.slash_command", "%q is not a slash command: write it like /ask (or off)", cmd)
 	}
+	switch s.Display {
+	case DisplayAuto, DisplayStream, DisplayMessage:
+	default:
+		w.errorf("slack.display", "%q is not a display: use auto (the default), stream or message", s.Display)
+	}
+	switch s.TaskDisplay {
+	case TaskDisplayTimeline, TaskDisplayPlan:
+	default:
+		w.errorf("slack.task_display", "%q is not a task display: use timeline (the default) or plan", s.TaskDisplay)
+	}
 	if s.MaxConcurrentSessions < 0 {
 		w.errorf("slack.max_concurrent_sessions", "must be at least 1 (default %d), got %d", defaultMaxConcurrentSessions, s.MaxConcurrentSessions)
 	}

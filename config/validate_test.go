@@ -287,6 +287,14 @@ func TestValidationErrors(t *testing.T) {
 			},
 		},
 		{
+			name:  "display and task display name known ways of drawing a session",
+			files: map[string]string{"slackbot.yaml": baseConfig + "slack:\n  display: live\n  task_display: kanban\n", "agents/a.md": okAgent},
+			want: []string{
+				`slack.display: "live" is not a display: use auto (the default), stream or message`,
+				`slack.task_display: "kanban" is not a task display: use timeline (the default) or plan`,
+			},
+		},
+		{
 			name: "admission bounds cannot be negative and external teams are team or enterprise ids",
 			files: map[string]string{"slackbot.yaml": baseConfig + "slack:\n  max_sessions_per_user: -1\n  max_queued_sessions: -2\n" +
 				"  allow:\n    external_teams: [T0PARTNER, E0GRID, \"*\", partner.slack.com]\n", "agents/a.md": okAgent},

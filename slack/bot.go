@@ -136,6 +136,8 @@ type Bot struct {
 	channels     directory     // channel names, for rules by name
 	admissions   admissions    // questions waiting, and each person's
 	usage        usageAverages // what a session costs, for quota reservations
+	// streamRefusals are the reasons Slack gave lately for not streaming.
+	streamRefusals streamRefusals
 
 	feedbackHook func(value string) // Options.OnFeedback
 }

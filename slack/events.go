@@ -28,6 +28,8 @@ func (b *Bot) onEvent(ctx context.Context, ev slackevents.EventsAPIEvent) {
 			team: eventTeam(ev)})
 	case *slackevents.MessageEvent:
 		b.onMessage(ctx, e, eventTeam(ev))
+	case *slackevents.AgentSessionStoppedEvent:
+		b.agentStop(e)
 	case *slackevents.ChannelCreatedEvent:
 		b.channels.set(e.Channel.ID, e.Channel.Name)
 	case *slackevents.ChannelRenameEvent:

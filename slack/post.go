@@ -227,7 +227,7 @@ func (r *run) answer(ctx context.Context, log *zap.Logger, res *agent.Result, st
 		ThreadTS: r.req.threadTS, Agent: r.agent.Name, Status: status, Turns: res.Turns, ToolCalls: res.ToolCalls,
 		InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens, CostUSD: res.Usage.CostUSD,
 		Started: started, Duration: time.Since(started), Report: tools.Snippet(rep.Text(), maxRecordedReport)})
-	if err := r.progress.replaceWith(pctx, msgs); err != nil {
+	if err := r.display.replaceWith(pctx, msgs); err != nil {
 		log.Warn("the answer could not be posted", zap.Error(slackError(err)))
 	}
 	_ = b.marks.mark(pctx, threadKey(r.req.channel, r.req.threadTS), threadTTL)

@@ -178,6 +178,10 @@ func (b *Bot) ownerGone(ctx context.Context, owner string) (gone, ok bool) {
 // too; one that could not be edited for now is tried again at the next
 // sweep.
 func (b *Bot) settleOrphan(ctx context.Context, p state.Progress) {
+	if isStreamRecord(p) {
+		b.settleOrphanStream(ctx, p)
+		return
+	}
 	sctx, cancel := context.WithTimeout(ratelimit.WithPriority(ctx, ratelimit.Settle), concludeEdit)
 	defer cancel()
 	shows, err := b.stillProgress(sctx, p)

@@ -25,11 +25,11 @@ func (b *Bot) recovered(ctx context.Context, r *run) {
 		fields = append(fields, zap.String("session", r.id))
 	}
 	b.log.Error("request panicked", fields...)
-	if r == nil || r.progress == nil {
+	if r == nil || r.display == nil {
 		return
 	}
-	r.progress.stop()
-	r.progress.conclude(ctx, noteMessage(failureNote))
+	r.display.stop()
+	r.display.conclude(ctx, noteMessage(failureNote))
 }
 
 // survive, deferred first thing by a goroutine the headend starts beside

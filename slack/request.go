@@ -17,8 +17,9 @@ import (
 // A request's life, top to bottom: who asks (their organisation), which
 // agent answers (route), whether it fits (admit: the person's cap, the
 // queue, the budgets), where the answer goes (the slash command's thread),
-// then its turn (the thread, a session slot) while its progress message
-// shows, the session itself, and the answer in place of the progress.
+// then its turn (the thread, a session slot) while its display (a
+// progress message or a streamed message) shows, the session itself, and
+// the answer delivered by the display.
 
 // Kinds of request, as routing rules name them.
 const (
@@ -53,7 +54,7 @@ type run struct {
 	received time.Time
 	// interrupted is set when the bot stops it at shutdown.
 	interrupted atomic.Bool
-	progress    *progress
+	display     display
 	// admission is what the question holds from admission to its end.
 	admission *admission
 }
@@ -103,18 +104,18 @@ func (b *Bot) handle(req request) {
 			return
 		}
 	}
-	r.progress = newProgress(b, r.req, r.id)
-	defer r.progress.forget(ctx)
-	// The session can be stopped from the moment its progress message
-	// shows the Stop button, while it still waits for its turn too.
+	r.display = b.newDisplay(r.req, r.id)
+	defer r.display.forget(ctx)
+	// The session can be stopped from the moment it shows, while it still
+	// waits for its turn too.
 	sctx, stopWatching := r.stoppable(ctx)
 	defer stopWatching()
-	if !adm.takeThread(sctx, r.req.channel, r.req.threadTS, r.progress) {
+	if !adm.takeThread(sctx, r.req.channel, r.req.threadTS, r.display) {
 		r.endQueued(ctx, log)
 		return
 	}
-	r.progress.begin(ctx)
-	if !adm.takeSlot(sctx, r.progress) {
+	r.display.begin(ctx)
+	if !adm.takeSlot(sctx, r.display) {
 		r.endQueued(ctx, log)
 		return
 	}
@@ -122,19 +123,18 @@ func (b *Bot) handle(req request) {
 	r.execute(sctx, log)
 }
 
-// endQueued settles the progress message of a session that never ran: it
+// endQueued settles the display of a session that never ran: it
 // was stopped while queued, or the bot is shutting down.
 func (r *run) endQueued(ctx context.Context, log *zap.Logger) {
 	if stopper := r.stoppedBy(); stopper != "" && ctx.Err() == nil {
 		log.Info("stopped while queued", zap.String("session", r.id), zap.String("by", stopper))
-		r.progress.conclude(ctx, noteMessage(fmt.Sprintf("_Stopped by <@%s>._", stopper)))
+		r.display.conclude(ctx, noteMessage(fmt.Sprintf("_Stopped by <@%s>._", stopper)))
 		return
 	}
-	r.progress.finish(ctx)
+	r.display.finish(ctx)
 }
 
-// execute runs the session and posts its answer in place of the progress
-// message.
+// execute runs the session and delivers its answer through its display.
 func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	b := r.b
 	started := time.Now()
@@ -145,15 +145,15 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	// max_session_duration, and cannot take longer.
 	limit := cmp.Or(r.agent.MaxSessionDuration.D(), config.DefaultMaxSessionDuration)
 	hctx, hcancel := context.WithDeadline(ctx, started.Add(limit))
-	history, abandoned := b.history(hctx, r.req, r.progress.messageTS())
+	history, abandoned := b.history(hctx, r.req, r.display.messageTS())
 	hcancel()
 	b.closeAbandoned(ctx, r.req.channel, b.withoutLive(ctx, abandoned))
 	history, dropped := agent.TrimHistory(r.agent, history, r.req.text)
 	if dropped > 0 {
 		log.Info("thread history trimmed to the model's window", zap.Int("dropped", dropped))
 	}
-	r.progress.start()
-	obs := agent.Tee(r.progress.observe, b.metrics.Observer(), b.tracer.Observer())
+	r.display.start()
+	obs := agent.Tee(r.display.observe, b.metrics.Observer(), b.tracer.Observer())
 	if b.watch != nil {
 		where := Thread{Channel: r.req.channel, TS: r.req.threadTS}
 		obs = agent.Tee(obs, func(e agent.Event) { b.watch(where, e) })
@@ -161,8 +161,8 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	res := b.runner.Run(ctx, agent.Input{Agent: r.agent, Format: config.FormatSlackBlockKit, History: history,
 		Prompt: r.req.text, Observer: obs, SessionID: r.id, Started: started})
 	r.admission.spend(context.WithoutCancel(ctx), res.Usage)
-	// No progress update may land after the answer: the updater is
+	// No update may land after the answer: the updater is
 	// stopped, and waited for, first.
-	r.progress.stop()
+	r.display.stop()
 	r.answer(ctx, log, res, started)
 }

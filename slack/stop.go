@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slack-go/slack/slackevents"
 	"go.uber.org/zap"
 
 	"github.com/slackbot/slackbot/slack/ratelimit"
@@ -13,6 +14,7 @@ import (
 
 // Stop. The progress message's Stop button stops its session, queued or
 // running, when its asker or an admin clicks it; anyone else is told so.
+// Slack's own Stop on a streamed session's agent session does the same.
 // Slack hands the click to any replica's connection: the one running the
 // session stops it at once; another records the stop in the state store,
 // and the replica running the session, which looks for it every stopPoll
@@ -54,6 +56,37 @@ func (b *Bot) stop(ctx context.Context, value, user, channel string) {
 	b.mu.Lock()
 	r := b.running[id]
 	b.mu.Unlock()
+	b.stopFor(id, asker, user, channel, r, true)
+}
+
+// agentStop handles Slack's own Stop on a thread's agent session exactly
+// as a click on Stop: the session streaming one of the messages Slack
+// halted stops, here or, recorded in the store, on the replica running it.
+func (b *Bot) agentStop(e *slackevents.AgentSessionStoppedEvent) {
+	if e.User == "" || len(e.StreamingMessageTimestamps) == 0 {
+		return // no stream of ours was open: nothing runs to stop
+	}
+	for _, ts := range e.StreamingMessageTimestamps {
+		id := streamStopID(e.Channel, ts)
+		b.mu.Lock()
+		var r *run
+		for _, x := range b.running {
+			if x.req.channel == e.Channel && x.display.stopID() == id {
+				r = x
+				break
+			}
+		}
+		b.mu.Unlock()
+		b.stopFor(id, "", e.User, e.Channel, r, false)
+	}
+}
+
+// stopFor stops on user's behalf the session stopID names: r when this
+// replica runs it, else the replica that does, through the store. Only
+// its asker or an admin may; anyone else is told so when the asker is
+// known. orphans settles the progress message of a session no replica
+// runs.
+func (b *Bot) stopFor(id, asker, user, channel string, r *run, orphans bool) {
 	if r != nil {
 		asker = r.req.user
 	}
@@ -80,7 +113,7 @@ func (b *Bot) stop(ctx context.Context, value, user, channel string) {
 		defer b.survive("a Stop for another replica")
 		sctx, cancel := context.WithTimeout(b.work, b.leaseTTL)
 		defer cancel()
-		if b.settleIfOrphaned(sctx, id) {
+		if orphans && b.settleIfOrphaned(sctx, id) {
 			return // no replica runs it: nothing to stop, its message is settled
 		}
 		// Who first, so that the replica finding the stop finds who too.
@@ -151,7 +184,7 @@ func (r *run) watchStops(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		stopped, err := b.marks.marked(ctx, stopKey(r.id))
+		stopped, err := b.marks.marked(ctx, stopKey(r.display.stopID()))
 		if err != nil || !stopped {
 			continue // a failing store is asked again at the next tick
 		}
@@ -168,7 +201,7 @@ func (r *run) watchStops(ctx context.Context) {
 func (r *run) stopperOf(ctx context.Context) string {
 	who := append([]string{r.req.user}, r.b.cfg.Admins...)
 	for _, user := range slices.Compact(who) {
-		if ok, err := r.b.marks.marked(ctx, whoKey(r.id, user)); err == nil && ok {
+		if ok, err := r.b.marks.marked(ctx, whoKey(r.display.stopID(), user)); err == nil && ok {
 			return user
 		}
 	}

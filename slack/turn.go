@@ -33,7 +33,7 @@ const slotPoll = 200 * time.Millisecond
 // replica holds it. It returns false when ctx ended first. A store that
 // does not answer within its patience leaves this process's lock alone in
 // force; the lease is then claimed by the renewals once the store answers.
-func (ad *admission) takeThread(ctx context.Context, channel, threadTS string, p *progress) bool {
+func (ad *admission) takeThread(ctx context.Context, channel, threadTS string, p display) bool {
 	b := ad.b
 	if threadTS == "" {
 		return true
@@ -94,7 +94,7 @@ func (ad *admission) takeThread(ctx context.Context, channel, threadTS string, p
 // while it waits: the slot in the store (unless the lease's claim took
 // it), then this process's own bound, which a store that stopped answering
 // leaves in force. It returns false when ctx ended first.
-func (ad *admission) takeSlot(ctx context.Context, p *progress) bool {
+func (ad *admission) takeSlot(ctx context.Context, p display) bool {
 	b := ad.b
 	began := time.Now()
 	unqueue := func() {}

@@ -50,6 +50,7 @@ type Metrics struct {
 	slackDuration *prometheus.HistogramVec
 
 	feedback *prometheus.CounterVec
+	streams  *prometheus.CounterVec
 	budgets  *budgetCollector
 }
 
@@ -107,6 +108,8 @@ func NewMetrics() *Metrics {
 	m.slackDuration = histogram("slackbot_slack_api_request_duration_seconds", "Slack Web API requests, until the response's headers.", prometheus.DefBuckets, "method")
 
 	m.feedback = counter("slackbot_feedback_total", "Feedback on answers, by value (positive, negative).", "value")
+	m.streams = counter("slackbot_slack_streams_total",
+		"Sessions that chose a streamed message, by outcome: answered (ended by chat.stopStream), answered_below (the stop failed; the answer posted as messages), fallback_budget and fallback_refused (shown as a progress message instead).", "outcome")
 	m.budgets = newBudgetCollector()
 	m.reg.MustRegister(m.budgets)
 

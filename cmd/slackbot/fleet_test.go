@@ -84,6 +84,7 @@ func newFleet(t *testing.T, redis *redistest.Server, maxSessions int, leaseTTL s
 	})
 	f.conf = fmt.Sprintf("slack:\n  bot_token: %s\n  app_token: %s\n  api_url: %s\n  agent: helper\n  max_concurrent_sessions: %d\n  shutdown_grace: 30s\n"+
 		"  max_sessions_per_user: 100\n"+ // one asker asks every question
+		"  display: message\n"+ // the fleet's tests read progress messages: queued, working, settled
 		"state:\n  backend: redis\n  redis_url: %s\n  lease_ttl: %s\nlog:\n  format: json\n",
 		srv.BotToken(), srv.AppToken(), srv.APIURL(), maxSessions, redis.URL(), leaseTTL)
 	return f

@@ -37,13 +37,16 @@ func Agent() *config.Agent {
 }
 
 // Config is a configuration holding a, whose Slack section points at srv,
-// with quick progress and a short shutdown grace for tests.
+// with quick progress and a short shutdown grace for tests. Sessions show
+// progress messages (display: message); a test of streams sets
+// Slack.Display.
 func Config(srv *emulator.Server, a *config.Agent) *config.Config {
 	return &config.Config{
 		Agents: map[string]*config.Agent{a.Name: a},
 		Slack: config.Slack{
 			BotToken: config.Secret(srv.BotToken()), AppToken: config.Secret(srv.AppToken()), APIURL: srv.APIURL(),
 			Agent: a.Name, SlashCommand: "/ask", ProgressInterval: config.Duration(20 * time.Millisecond),
+			Display: config.DisplayMessage, TaskDisplay: config.TaskDisplayTimeline,
 			History:               config.History{MaxMessages: 100, MaxChars: 100000},
 			MaxConcurrentSessions: 4, ShutdownGrace: config.Duration(2 * time.Second),
 			// Tests ask many questions at once as one person.

@@ -36,6 +36,11 @@ func SlackLimits() map[string]Limit {
 		"reactions.add":               tier(tier3),
 		"reactions.remove":            tier(tier2),
 		"assistant.threads.setStatus": tier(tier4),
+		"chat.startStream":            tier(tier2),
+		"chat.stopStream":             tier(tier2),
+		"chat.appendStream":           tier(tier4),
+		"agents.sessions.setStatus":   tier(tier3),
+		"agents.sessions.rename":      tier(tier3),
 	}
 }
 

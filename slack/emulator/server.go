@@ -120,8 +120,12 @@ type Server struct {
 	ephemerals []Ephemeral
 	reactions  []Reaction
 	statuses   []Status
-	responses  map[string]*responseURL
-	posts      []ResponseURLPost
+	// streams and agentSessions are the streamed messages (by channel and
+	// ts) and the threads' agent sessions; nil until used.
+	streams       map[string]*Stream
+	agentSessions map[string]*AgentSession
+	responses     map[string]*responseURL
+	posts         []ResponseURLPost
 
 	conns     map[int]*conn
 	envelopes map[string]*envelope

@@ -46,6 +46,11 @@ var methods = map[string]method{
 	"reactions.add":               {fn: (*Server).reactionsAdd},
 	"reactions.remove":            {fn: (*Server).reactionsRemove},
 	"assistant.threads.setStatus": {fn: (*Server).assistantSetStatus},
+	"chat.startStream":            {fn: (*Server).chatStartStream},
+	"chat.appendStream":           {fn: (*Server).chatAppendStream},
+	"chat.stopStream":             {fn: (*Server).chatStopStream},
+	"agents.sessions.setStatus":   {fn: (*Server).agentsSetStatus},
+	"agents.sessions.rename":      {fn: (*Server).agentsRename},
 }
 
 // RateLimit makes the next n calls of method answer HTTP 429 with a

@@ -1,0 +1,71 @@
+package slack
+
+import (
+	"context"
+	"strings"
+
+	slackapi "github.com/slack-go/slack"
+	"go.uber.org/zap"
+
+	"github.com/slackbot/slackbot/slack/ratelimit"
+	"github.com/slackbot/slackbot/state"
+)
+
+// A stream must not stay open after its session is gone, however the
+// session went. Like a progress message, an open stream is recorded in
+// the state store with its replica as owner, and forgotten when its
+// session ends; the reaper of another replica ends the stream of a
+// replica that died with the abandoned note (reaper.go).
+
+// streamRecordPrefix marks the records of streams among the progress
+// records.
+const streamRecordPrefix = "stream|"
+
+func isStreamRecord(p state.Progress) bool { return strings.HasPrefix(p.Session, streamRecordPrefix) }
+
+// record notes the open stream in the store, with this replica as its
+// owner.
+func (s *stream) record(ctx context.Context, ts string) {
+	b := s.b
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), progressCallTimeout)
+	defer cancel()
+	err := b.records.putProgress(rctx, state.Progress{Session: streamRecordPrefix + s.id, Channel: s.req.channel, TS: ts, Owner: b.owner})
+	s.mu.Lock()
+	s.recorded = err == nil
+	s.mu.Unlock()
+}
+
+// forgetRecord drops the stream's record once its session has ended.
+func (s *stream) forgetRecord(ctx context.Context) {
+	s.mu.Lock()
+	recorded := s.recorded
+	s.recorded = false
+	s.mu.Unlock()
+	if !recorded {
+		return
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), progressCallTimeout)
+	defer cancel()
+	if err := s.b.records.dropProgress(fctx, streamRecordPrefix+s.id); err != nil {
+		s.b.undropped.add(streamRecordPrefix + s.id)
+	}
+}
+
+// settleOrphanStream ends the stream of a session whose replica is gone
+// with the abandoned note, and forgets its record; a stream Slack already
+// ended (or no longer has) is forgotten too.
+func (b *Bot) settleOrphanStream(ctx context.Context, p state.Progress) {
+	sctx, cancel := context.WithTimeout(ratelimit.WithPriority(ctx, ratelimit.Settle), concludeEdit)
+	defer cancel()
+	m := b.voiced(sctx, abandonedMessage())
+	err := withRetry(sctx, func() error {
+		_, _, err := b.api.StopStreamContext(sctx, p.Channel, p.TS, slackapi.MsgOptionBlocks(m.Blocks...))
+		return err
+	})
+	if err != nil && !isSlackErr(err, "message_not_in_streaming_state", "message_not_found", "channel_not_found", "is_archived") {
+		b.log.Warn("the stream of a replica that died could not be ended", zap.String("session", p.Session), zap.Error(slackError(err)))
+		return
+	}
+	b.log.Info("ended the stream of a replica that died", zap.String("session", p.Session), zap.String("channel", p.Channel), zap.String("ts", p.TS))
+	b.dropRecord(ctx, p.Session)
+}

@@ -1,0 +1,161 @@
+package slack
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	slackapi "github.com/slack-go/slack"
+
+	"github.com/slackbot/slackbot/agent"
+	"github.com/slackbot/slackbot/tools"
+)
+
+// events of a session "s" of agent "helper": two turns, three tools (one
+// failing), a sub-agent with a tool of its own, a task status.
+func timelineEvents() []agent.Event {
+	top, sub := []string{"helper"}, []string{"helper", "researcher"}
+	at := time.Unix(0, 0)
+	tool := func(kind agent.EventKind, path []string, session, id, name string, ok bool, failure tools.Failure) agent.Event {
+		index := int(id[len(id)-1] - '1') // c1 is the turn's first call
+		return agent.Event{Kind: kind, Session: session, Path: path, Time: at, Tool: &agent.ToolInfo{ID: id, Name: name, Index: index,
+			Args: `query: "rate limits"`, OK: ok, Failure: string(failure)}}
+	}
+	return []agent.Event{
+		{Kind: agent.EventTurnStarted, Session: "s", Path: top, Turn: 1},
+		{Kind: agent.EventLLMCall, Session: "s", Path: top, LLM: &agent.LLMCallInfo{ToolCalls: 5}},
+		{Kind: agent.EventTaskStatus, Session: "s", Path: top, Status: &agent.TaskStatus{Now: "Checking the budgets"}},
+		tool(agent.EventToolStarted, top, "s", "c1", "search_code", false, ""),
+		tool(agent.EventToolStarted, top, "s", "c2", "getWeather", false, ""),
+		tool(agent.EventToolStarted, top, "s", "c3", "broken", false, ""),
+		tool(agent.EventToolStarted, top, "s", "c4", "agent__researcher", false, ""),
+		tool(agent.EventToolStarted, top, "s", "c5", agent.TaskStatusTool, false, ""),
+		{Kind: agent.EventTurnStarted, Session: "r", Path: sub, Turn: 1},
+		tool(agent.EventToolStarted, sub, "r", "x1", agent.ToolOutputTool, false, ""),
+		tool(agent.EventToolFinished, sub, "r", "x1", agent.ToolOutputTool, true, ""),
+		tool(agent.EventToolFinished, top, "s", "c1", "search_code", true, ""),
+		tool(agent.EventToolFinished, top, "s", "c2", "getWeather", true, ""),
+		tool(agent.EventToolFinished, top, "s", "c3", "broken", false, tools.FailTimeout),
+		tool(agent.EventToolFinished, top, "s", "c4", "agent__researcher", true, ""),
+		{Kind: agent.EventTurnStarted, Session: "s", Path: top, Turn: 2, Final: true},
+		tool(agent.EventToolStarted, top, "s", "c6", agent.FinalReportTool, false, ""),
+	}
+}
+
+func TestTimelineMakesOneTaskPerTurnToolAndSubAgentInOrder(t *testing.T) {
+	t.Parallel()
+	tl := newTimeline()
+	for _, e := range timelineEvents() {
+		tl.observe(e)
+	}
+	type want struct {
+		title  string
+		status slackapi.TaskCardStatus
+		output string
+	}
+	wants := []want{
+		{"Thinking", slackapi.TaskCardStatusComplete, "Asked for 5 tool calls"},
+		{"Search code", slackapi.TaskCardStatusComplete, "Done"},
+		{"Get weather", slackapi.TaskCardStatusComplete, "Done"},
+		{"Broken", slackapi.TaskCardStatusError, "Failed: timed out"},
+		{"researcher", slackapi.TaskCardStatusComplete, "Done"},
+		{"researcher › Reading a large result", slackapi.TaskCardStatusComplete, "Done"},
+		{"Writing the answer", slackapi.TaskCardStatusInProgress, ""},
+	}
+	got := tl.all()
+	if len(got) != len(wants) {
+		t.Fatalf("%d tasks %+v; want %d", len(got), got, len(wants))
+	}
+	for i, w := range wants {
+		g := got[i]
+		if g.title != w.title || g.status != w.status || g.output != w.output {
+			t.Errorf("task %d = %q %s %q; want %q %s %q", i, g.title, g.status, g.output, w.title, w.status, w.output)
+		}
+		if g.id == "" || (i > 0 && g.id == got[i-1].id) {
+			t.Errorf("task %d has id %q: ids must be set and distinct", i, g.id)
+		}
+	}
+	if got[1].details != `query: "rate limits"` || got[0].details != "" {
+		t.Errorf("details %q / %q: a tool shows what it was asked, a turn nothing", got[1].details, got[0].details)
+	}
+	tl.settle(false, "Stopped by someone")
+	last := tl.all()[len(wants)-1]
+	if last.status != slackapi.TaskCardStatusError || last.output != "Stopped by someone" {
+		t.Errorf("an open task after a failed session is %s %q; want error with why", last.status, last.output)
+	}
+}
+
+func TestTimelineEmitsOnlyWhatChangedSinceTheLastLook(t *testing.T) {
+	t.Parallel()
+	tl := newTimeline()
+	evs := timelineEvents()
+	for _, e := range evs[:4] {
+		tl.observe(e)
+	}
+	tasks, plan, planNew := tl.changes()
+	if len(tasks) != 1 || !planNew || plan != "Checking the budgets" {
+		t.Fatalf("first look: %+v, plan %q (%v); want the turn alone (its calls wait for one another) and the plan's title", tasks, plan, planNew)
+	}
+	if tasks, _, planNew := tl.changes(); len(tasks) != 0 || planNew {
+		t.Fatalf("nothing happened, yet %d tasks changed (plan %v)", len(tasks), planNew)
+	}
+	// The turn's other calls start, the last first: shown together once
+	// all have started, in the model's order.
+	for _, i := range []int{7, 6, 5, 4} {
+		tl.observe(evs[i])
+	}
+	tasks, _, _ = tl.changes()
+	var titles []string
+	for _, tk := range tasks {
+		titles = append(titles, tk.title)
+	}
+	if strings.Join(titles, ",") != "Search code,Get weather,Broken,researcher" {
+		t.Fatalf("second look: %v; want the calls in the model's order", titles)
+	}
+	tl.observe(evs[11]) // search_code finishes
+	tasks, _, planNew = tl.changes()
+	if len(tasks) != 1 || tasks[0].title != "Search code" || tasks[0].status != slackapi.TaskCardStatusComplete || planNew {
+		t.Fatalf("third look: %+v; want Search code complete alone", tasks)
+	}
+	// The status of a task only moves forward: a second finish is ignored.
+	tl.observe(evs[11])
+	if tasks, _, _ := tl.changes(); len(tasks) != 0 {
+		t.Fatalf("a repeated finish changed %+v", tasks)
+	}
+}
+
+func TestTimelineTextIsOneShortLineWithoutSecrets(t *testing.T) {
+	t.Parallel()
+	tl := newTimeline()
+	long := strings.Repeat("x", 1000)
+	tl.observe(agent.Event{Kind: agent.EventToolStarted, Session: "s", Path: []string{"a"}, Tool: &agent.ToolInfo{ID: "1",
+		Name: "weird\x00name_" + long, Args: "token xoxb-1234567890-abcdefghijkl\nand " + long}})
+	tl.observe(agent.Event{Kind: agent.EventTaskStatus, Session: "s", Path: []string{"a"}, Status: &agent.TaskStatus{Now: "use sk-abcdefghijklmnopqrstuvwx now\n" + long}})
+	tasks, plan, _ := tl.changes()
+	d := tasks[0]
+	for _, s := range []string{d.title, d.details, plan} {
+		if len([]rune(s)) > maxTaskLine || strings.ContainsAny(s, "\n\x00") || strings.Contains(s, "xoxb-1234567890") || strings.Contains(s, "sk-abcdefghijklmnop") {
+			t.Errorf("%q: want one line of at most %d characters, without credentials or control characters", s, maxTaskLine)
+		}
+	}
+	if len([]rune(d.title)) > maxTaskTitle {
+		t.Errorf("title of %d characters; want at most %d", len([]rune(d.title)), maxTaskTitle)
+	}
+}
+
+func TestTaskWordsCannotBeReadAsSlackMarkup(t *testing.T) {
+	t.Parallel()
+	tl := newTimeline()
+	tl.observe(agent.Event{Kind: agent.EventToolStarted, Session: "s", Path: []string{"a"}, Tool: &agent.ToolInfo{ID: "1",
+		Name: "lookup", Args: `q: "<!channel> ping <@U0BOSS> <https://evil.example|okta.com>"`}})
+	tasks, _, _ := tl.changes()
+	c := tasks[0].chunk()
+	for _, s := range []string{c.Title, c.Details} {
+		if strings.ContainsAny(s, "<>") {
+			t.Errorf("%q reaches Slack with markup in it", s)
+		}
+	}
+	if plan := chunksOf(nil, "<!here> done", true)[0].(slackapi.PlanUpdateChunk); strings.ContainsAny(plan.Title, "<>") {
+		t.Errorf("plan title %q reaches Slack with markup in it", plan.Title)
+	}
+}
