@@ -104,80 +104,21 @@ func (tl *timeline) observe(e agent.Event) {
 	top := len(e.Path) <= 1
 	switch e.Kind {
 	case agent.EventTurnStarted:
-		if !top {
-			return // a sub-agent's turns are its task's
+		if top { // a sub-agent's turns are its task's
+			tl.turnStarted(e)
 		}
-		tl.release()
-		tl.endTurn(e.Session, true, "")
-		title := "Thinking"
-		if e.Turn > 1 {
-			title = fmt.Sprintf("Thinking (step %d)", e.Turn)
-		}
-		if e.Final {
-			title = "Writing the answer"
-		}
-		tl.turns = e.Turn
-		t := tl.open(fmt.Sprintf("turn:%s/%d", e.Session, e.Turn), title, "", e.Time)
-		t.turn, t.index = e.Turn, -1
-		tl.turn[e.Session] = t
 	case agent.EventLLMCall:
-		if !top || e.LLM == nil || e.LLM.Purpose != "" {
-			return
+		if top && e.LLM != nil && e.LLM.Purpose == "" {
+			tl.modelAnswered(e)
 		}
-		if e.LLM.Err != "" {
-			tl.endTurn(e.Session, false, "The model did not answer")
-			return
-		}
-		out := "Answered"
-		if n := e.LLM.ToolCalls; n > 0 {
-			out = fmt.Sprintf("Asked for %d tool call%s", n, plural(n))
-			tl.expect = n
-		}
-		tl.endTurn(e.Session, true, out)
 	case agent.EventToolStarted:
-		if e.Tool == nil {
-			return
-		}
-		if top && e.Tool.Parent == "" && tl.expect > 0 {
-			tl.expect--
-			defer func() {
-				if tl.expect == 0 {
-					tl.release()
-				}
-			}()
-		}
-		if unshown[e.Tool.Name] {
-			return
-		}
-		title := toolTitle(e.Tool.Name)
-		if !top && !isSubAgent(e.Tool.Name) {
-			title = clipLine(strings.Join(e.Path[1:], " › ")+" › "+title, maxTaskTitle)
-		}
-		t := tl.open(toolKey(e), title, e.Tool.Args, e.Time)
-		if tl.expect > 0 {
-			delete(tl.changed, t)
-			tl.held = append(tl.held, t)
-		}
-		t.turn, t.index = tl.turns, e.Tool.Index
-		if top {
-			tl.calls[e.Tool.ID] = t
-		} else if p := tl.calls[e.Parent]; p != nil {
-			t.turn, t.index, t.depth = p.turn, p.index, len(e.Path)-1
+		if e.Tool != nil {
+			tl.toolStarted(e, top)
 		}
 	case agent.EventToolFinished:
-		if e.Tool == nil {
-			return
+		if e.Tool != nil {
+			tl.toolFinished(e)
 		}
-		tl.release()
-		t := tl.byKey[toolKey(e)]
-		if t == nil || done(t.status) {
-			return
-		}
-		t.status, t.output = slackapi.TaskCardStatusComplete, toolOutcome(e.Tool)
-		if !e.Tool.OK {
-			t.status = slackapi.TaskCardStatusError
-		}
-		tl.changed[t] = true
 	case agent.EventTaskStatus:
 		if top && e.Status != nil && e.Status.Now != "" {
 			if p := clipLine(e.Status.Now, maxTaskLine); p != tl.plan {
@@ -185,6 +126,86 @@ func (tl *timeline) observe(e agent.Event) {
 			}
 		}
 	}
+}
+
+// turnStarted ends the session's turn before and opens this one; tl.mu held.
+func (tl *timeline) turnStarted(e agent.Event) {
+	tl.release()
+	tl.endTurn(e.Session, true, "")
+	title := "Thinking"
+	if e.Turn > 1 {
+		title = fmt.Sprintf("Thinking (step %d)", e.Turn)
+	}
+	if e.Final {
+		title = "Writing the answer"
+	}
+	tl.turns = e.Turn
+	t := tl.open(fmt.Sprintf("turn:%s/%d", e.Session, e.Turn), title, "", e.Time)
+	t.turn, t.index = e.Turn, -1
+	tl.turn[e.Session] = t
+}
+
+// modelAnswered ends the turn's task with what the model asked for; the
+// tool calls it asked for are held until all have started; tl.mu held.
+func (tl *timeline) modelAnswered(e agent.Event) {
+	if e.LLM.Err != "" {
+		tl.endTurn(e.Session, false, "The model did not answer")
+		return
+	}
+	out := "Answered"
+	if n := e.LLM.ToolCalls; n > 0 {
+		out = fmt.Sprintf("Asked for %d tool call%s", n, plural(n))
+		tl.expect = n
+	}
+	tl.endTurn(e.Session, true, out)
+}
+
+// toolStarted opens a call's task, a sub-agent's call under its caller's;
+// a search says what it looks for; tl.mu held.
+func (tl *timeline) toolStarted(e agent.Event, top bool) {
+	if top && e.Tool.Parent == "" && tl.expect > 0 {
+		tl.expect--
+		defer func() {
+			if tl.expect == 0 {
+				tl.release()
+			}
+		}()
+	}
+	if unshown[e.Tool.Name] {
+		return
+	}
+	title := toolTitle(e.Tool.Name)
+	if e.Tool.Status != "" {
+		title = clipLine(e.Tool.Status, maxTaskTitle)
+	}
+	if !top && !isSubAgent(e.Tool.Name) {
+		title = clipLine(strings.Join(e.Path[1:], " › ")+" › "+title, maxTaskTitle)
+	}
+	t := tl.open(toolKey(e), title, e.Tool.Args, e.Time)
+	if tl.expect > 0 {
+		delete(tl.changed, t)
+		tl.held = append(tl.held, t)
+	}
+	t.turn, t.index = tl.turns, e.Tool.Index
+	if top {
+		tl.calls[e.Tool.ID] = t
+	} else if p := tl.calls[e.Parent]; p != nil {
+		t.turn, t.index, t.depth = p.turn, p.index, len(e.Path)-1
+	}
+}
+
+// toolFinished ends a call's task with its outcome; tl.mu held.
+func (tl *timeline) toolFinished(e agent.Event) {
+	tl.release()
+	t := tl.byKey[toolKey(e)]
+	if t == nil || done(t.status) {
+		return
+	}
+	t.status, t.output = slackapi.TaskCardStatusComplete, toolOutcome(e.Tool)
+	if !e.Tool.OK {
+		t.status = slackapi.TaskCardStatusError
+	}
+	tl.changed[t] = true
 }
 
 // open adds a task in progress.

@@ -159,3 +159,20 @@ func TestTaskWordsCannotBeReadAsSlackMarkup(t *testing.T) {
 		t.Errorf("plan title %q reaches Slack with markup in it", plan.Title)
 	}
 }
+
+// A search for a tool is a task that says what it looks for, in the
+// model's words made harmless.
+func TestASearchForAToolSaysWhatItLooksFor(t *testing.T) {
+	t.Parallel()
+	tl := newTimeline()
+	tl.observe(agent.Event{Kind: agent.EventToolStarted, Session: "s", Path: []string{"a"}, Tool: &agent.ToolInfo{ID: "1",
+		Name: agent.SearchTool, Status: "Looking for a tool to list the <!channel> issues"}})
+	tasks, _, _ := tl.changes()
+	if len(tasks) != 1 {
+		t.Fatalf("%d tasks, want the search", len(tasks))
+	}
+	c := tasks[0].chunk()
+	if !strings.HasPrefix(c.Title, "Looking for a tool to list the") || strings.ContainsAny(c.Title, "<>") {
+		t.Errorf("the search's task is titled %q", c.Title)
+	}
+}
