@@ -30,10 +30,12 @@ func (b *Bot) serve(ctx context.Context, sm *socketmode.Client) {
 		case evt = <-sm.Events:
 		}
 		if evt.Request != nil && evt.Request.EnvelopeID != "" {
+			// An ack waits for the connection's writer; one the shutdown
+			// closed never takes it, so the wait ends with ctx.
 			if evt.Type == socketmode.EventTypeSlashCommand {
-				b.ackSlash(sm, evt)
+				b.ackSlash(ctx, sm, evt)
 			} else {
-				_ = sm.Ack(*evt.Request)
+				_ = sm.AckCtx(ctx, evt.Request.EnvelopeID, nil)
 			}
 		}
 		switch evt.Type {
@@ -65,7 +67,7 @@ func (b *Bot) serve(ctx context.Context, sm *socketmode.Client) {
 				Type string `json:"type"`
 			}
 			if bad != nil && json.Unmarshal(bad.Message, &env) == nil && env.ID != "" {
-				_ = sm.Ack(socketmode.Request{EnvelopeID: env.ID})
+				_ = sm.AckCtx(ctx, env.ID, nil)
 			}
 			b.log.Warn("an envelope of an unknown shape was acknowledged and ignored", zap.String("type", env.Type))
 		case socketmode.EventTypeInvalidAuth:
@@ -77,12 +79,12 @@ func (b *Bot) serve(ctx context.Context, sm *socketmode.Client) {
 
 // ackSlash acknowledges a slash command with an ephemeral "working on it",
 // which Slack shows only to the person who typed it.
-func (b *Bot) ackSlash(sm *socketmode.Client, evt socketmode.Event) {
+func (b *Bot) ackSlash(ctx context.Context, sm *socketmode.Client, evt socketmode.Event) {
+	text := "Working on it…"
 	if b.closing.Load() {
-		_ = sm.Ack(*evt.Request, map[string]any{"response_type": "ephemeral", "text": "I'm restarting; please ask again in a minute."})
-		return
+		text = "I'm restarting; please ask again in a minute."
 	}
-	_ = sm.Ack(*evt.Request, map[string]any{"response_type": "ephemeral", "text": "Working on it…"})
+	_ = sm.AckCtx(ctx, evt.Request.EnvelopeID, map[string]any{"response_type": "ephemeral", "text": text})
 }
 
 // once reports whether key (a slash command's envelope, a feedback click)
