@@ -4,8 +4,9 @@
 //
 // Every call is bounded by a timeout, whatever the store's own: a call that
 // does not answer in time is abandoned and counts as failed. Failed calls
-// in a row (Options.Trip; one slow call under load is not an outage) open
-// the breaker: for the cooldown that follows nobody asks the store
+// of one kind in a row (Options.Trip; one slow call under load is not an
+// outage) open that kind's breaker: for the cooldown that follows no call
+// of the kind asks the store
 // (calls fail at once with ErrDown and their callers fall back), then one
 // call at a time probes it, and the first call that succeeds closes the
 // breaker again. A decision that needs the store (is this event new? may
@@ -83,11 +84,7 @@ type Guard struct {
 	cause              func(error) string
 	now                func() time.Time
 
-	mu        sync.Mutex
-	fails     int       // failed calls in a row
-	open      bool      // the breaker is open: fails reached trip
-	openUntil time.Time // nobody asks the store before then
-	probing   bool      // one call is asking it again
+	mu sync.Mutex
 	// downSince is when a decision last waited out the patience; zero
 	// once a call succeeds.
 	downSince time.Time
@@ -95,11 +92,17 @@ type Guard struct {
 	fallbacks map[string]time.Time // fallback message → when last logged at warn
 }
 
-// kind is what the log knows of one kind of call.
+// kind is what the guard knows of one kind of call: its breaker — each
+// kind has its own, so that calls with a tight timeout (a rate budget's
+// 200 ms) failing under load do not stop the others — and its log.
 type kind struct {
-	failing  bool      // its last call failed
-	warned   bool      // this failure was logged, so its end will be too
-	lastWarn time.Time // when a failure of it was last logged
+	fails     int       // failed calls in a row
+	open      bool      // the breaker is open: fails reached trip
+	openUntil time.Time // nobody asks the store for this kind before then
+	probing   bool      // one call is asking it again
+	failing   bool      // its last call failed
+	warned    bool      // this failure was logged, so its end will be too
+	lastWarn  time.Time // when a failure of it was last logged
 }
 
 // New makes a Guard.
@@ -139,7 +142,7 @@ func (g *Guard) Call(ctx context.Context, kind string, timeout time.Duration, f 
 // only when the call answered in time, never written after Do returned.
 func Do[T any](ctx context.Context, g *Guard, kind string, timeout time.Duration, f func(context.Context) (T, error)) (T, error) {
 	var zero T
-	probe, ask := g.ask()
+	probe, ask := g.ask(kind)
 	if !ask {
 		// The kind is failing too, for the log: its calls are not made.
 		g.result(kind, ErrDown)
@@ -150,7 +153,7 @@ func Do[T any](ctx context.Context, g *Guard, kind string, timeout time.Duration
 		// Cancelled by its caller: says nothing of the store.
 		g.mu.Lock()
 		if probe {
-			g.probing = false
+			g.kind(kind).probing = false
 		}
 		g.mu.Unlock()
 		return zero, ctx.Err()
@@ -159,18 +162,29 @@ func Do[T any](ctx context.Context, g *Guard, kind string, timeout time.Duration
 	return v, err
 }
 
-// ask reports whether a call may ask the store, and whether it is the one
-// probe of an open breaker.
-func (g *Guard) ask() (probe, ask bool) {
+// kind is the record of the named kind of call; g.mu held.
+func (g *Guard) kind(name string) *kind {
+	k := g.kinds[name]
+	if k == nil {
+		k = &kind{}
+		g.kinds[name] = k
+	}
+	return k
+}
+
+// ask reports whether a call of the named kind may ask the store, and
+// whether it is the one probe of its open breaker.
+func (g *Guard) ask(name string) (probe, ask bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	k := g.kind(name)
 	switch {
-	case !g.open:
+	case !k.open:
 		return false, true
-	case g.probing || g.now().Before(g.openUntil):
+	case k.probing || g.now().Before(k.openUntil):
 		return false, false
 	}
-	g.probing = true
+	k.probing = true
 	return true, true
 }
 
@@ -218,26 +232,22 @@ func bounded[T any](ctx context.Context, timeout time.Duration, f func(context.C
 func (g *Guard) result(name string, err error) {
 	g.mu.Lock()
 	now := g.now()
-	k := g.kinds[name]
-	if k == nil {
-		k = &kind{}
-		g.kinds[name] = k
-	}
+	k := g.kind(name)
 	warn, back := false, false
 	if !errors.Is(err, ErrDown) {
-		g.probing = false
+		k.probing = false
 	}
 	if err == nil {
-		g.open, g.fails, g.downSince = false, 0, time.Time{}
+		k.open, k.fails, g.downSince = false, 0, time.Time{}
 		if k.failing {
 			k.failing = false
 			back, k.warned = k.warned, false
 		}
 	} else {
 		if !errors.Is(err, ErrDown) { // a call not made leaves the breaker as it is
-			g.fails++
-			if g.fails >= g.trip || g.open {
-				g.open, g.openUntil = true, now.Add(g.cooldown)
+			k.fails++
+			if k.fails >= g.trip || k.open {
+				k.open, k.openUntil = true, now.Add(g.cooldown)
 			}
 		}
 		k.failing = true

@@ -217,3 +217,18 @@ func TestAFallbackIsAWarningOnceAMinute(t *testing.T) {
 		t.Errorf("%d warnings, want 2", n)
 	}
 }
+
+func TestOneKindsBreakerLeavesTheOthersAsking(t *testing.T) {
+	g, _, _ := newGuard(t, Options{Cooldown: time.Minute})
+	ctx := context.Background()
+	for range DefaultTrip {
+		_ = g.Call(ctx, "rate budgets", 0, func(context.Context) error { return errBroken })
+	}
+	if err := g.Call(ctx, "rate budgets", 0, func(context.Context) error { return nil }); !errors.Is(err, ErrDown) {
+		t.Fatalf("the tripped kind asked the store: %v", err)
+	}
+	asked := false
+	if err := g.Call(ctx, "event dedup", 0, func(context.Context) error { asked = true; return nil }); err != nil || !asked {
+		t.Errorf("another kind was not asked while one kind's breaker is open: %v", err)
+	}
+}
