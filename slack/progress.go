@@ -39,7 +39,7 @@ type progress struct {
 
 	mu       sync.Mutex
 	ts       string             // the progress message ("" until posted)
-	recorded bool               // the message is recorded in the state store
+	rec      liveRecord         // the message's record in the state store
 	begun    bool               // begin has run (the message may have failed to post)
 	reacted  bool               // an "eyes" reaction marks the question
 	marked   chan struct{}      // closed once the status or reaction call is over; nil before begin
@@ -124,7 +124,7 @@ func (p *progress) beginWith(ctx context.Context, headline string) {
 	p.mu.Lock()
 	p.ts = ts
 	p.mu.Unlock()
-	p.record(ctx, ts)
+	p.rec.put(ctx, p.b, p.id, p.req.channel, ts)
 }
 
 // aside runs f off the session's path, on a goroutine Run waits for

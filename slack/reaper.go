@@ -267,35 +267,44 @@ func (b *Bot) settleIfOrphaned(ctx context.Context, id string) bool {
 	return false
 }
 
-// record notes the posted progress message in the store, with this
-// replica as its owner.
-func (p *progress) record(ctx context.Context, ts string) {
-	b := p.b
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), progressCallTimeout)
-	defer cancel()
-	err := b.records.putProgress(rctx, state.Progress{Session: p.id, Channel: p.req.channel, TS: ts, Owner: b.owner})
-	p.mu.Lock()
-	p.recorded = err == nil
-	p.mu.Unlock()
+// liveRecord is a live message's record in the state store — a progress
+// message or an open stream — with this replica as its owner: written when
+// the message is posted, dropped when its session ends, or with the next
+// liveness mark when the store could not be told.
+type liveRecord struct {
+	mu       sync.Mutex
+	recorded bool
 }
 
-// forget drops the progress message's record once its session has
-// concluded, whatever the ending.
-func (p *progress) forget(ctx context.Context) {
-	p.mu.Lock()
-	recorded := p.recorded
-	p.recorded = false
-	p.mu.Unlock()
+// put records the message at ts of session in channel.
+func (l *liveRecord) put(ctx context.Context, b *Bot, session, channel, ts string) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), progressCallTimeout)
+	defer cancel()
+	err := b.records.putProgress(rctx, state.Progress{Session: session, Channel: channel, TS: ts, Owner: b.owner})
+	l.mu.Lock()
+	l.recorded = err == nil
+	l.mu.Unlock()
+}
+
+// drop forgets session's record, once, if it was written.
+func (l *liveRecord) drop(ctx context.Context, b *Bot, session string) {
+	l.mu.Lock()
+	recorded := l.recorded
+	l.recorded = false
+	l.mu.Unlock()
 	if !recorded {
 		return
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), progressCallTimeout)
 	defer cancel()
-	err := p.b.records.dropProgress(fctx, p.id)
-	if err != nil {
-		p.b.undropped.add(p.id)
+	if err := b.records.dropProgress(fctx, session); err != nil {
+		b.undropped.add(session)
 	}
 }
+
+// forget drops the progress message's record once its session has
+// concluded, whatever the ending.
+func (p *progress) forget(ctx context.Context) { p.rec.drop(ctx, p.b, p.id) }
 
 // withoutLive leaves out of msgs, progress messages of a thread other than
 // the caller's own, those of sessions still alive: recorded, and owned by

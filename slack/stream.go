@@ -41,11 +41,11 @@ type stream struct {
 
 	mu       sync.Mutex
 	begun    bool
-	fallback *progress // set when the session shows a progress message instead
-	ts       string    // the streamed message, "" until started
-	open     bool      // Slack still takes appends and the stop
-	session  bool      // an agent session follows the stream
-	recorded bool      // the open stream is recorded in the state store
+	fallback *progress  // set when the session shows a progress message instead
+	ts       string     // the streamed message, "" until started
+	open     bool       // Slack still takes appends and the stop
+	session  bool       // an agent session follows the stream
+	rec      liveRecord // the open stream's record in the state store
 	last     chan struct{}
 	stopped  bool
 	quit     chan struct{}
@@ -120,7 +120,7 @@ func (s *stream) beginWith(ctx context.Context, headline string) {
 	s.mu.Lock()
 	s.ts, s.open = ts, true
 	s.mu.Unlock()
-	s.record(ctx, ts)
+	s.rec.put(ctx, s.b, streamRecordPrefix+s.id, s.req.channel, ts)
 	s.sessionStatus("processing", escape(clipLine(s.req.text, 60)))
 }
 
@@ -419,48 +419,40 @@ func (s *stream) forget(ctx context.Context) {
 		p.forget(ctx)
 		return
 	}
-	s.forgetRecord(ctx)
+	s.rec.drop(ctx, s.b, streamRecordPrefix+s.id)
 	s.sessionStatus("closed", "")
 }
 
-// sessionStatus sets the thread's agent session's status, off the
-// session's path and in order; a failure only costs the decoration.
+// sessionStatus sets the thread's agent session's status.
 func (s *stream) sessionStatus(status, title string) {
-	b := s.b
 	s.mu.Lock()
 	if status == "processing" {
 		s.session = true
 	}
-	on, prev := s.session, s.last
-	done := make(chan struct{})
-	s.last = done
 	s.mu.Unlock()
-	if !on {
-		close(done)
-		return
-	}
-	b.asides.Add(1)
-	go func() {
-		defer b.asides.Done()
-		defer close(done)
-		defer b.survive("an agent session's status")
-		if prev != nil {
-			<-prev
-		}
-		ctx, cancel := context.WithTimeout(ratelimit.WithPriority(b.cosmeticCtx(b.work), ratelimit.Cosmetic), cosmeticPatience)
-		defer cancel()
+	s.sessionCall("an agent session's status", func(ctx context.Context) error {
 		p := slackapi.AgentSessionSetStatusParameters{ChannelID: s.req.channel, ThreadTS: s.req.threadTS, Status: status, Title: title}
 		if status == "processing" {
 			p.InitiatorUserID = s.req.user
 		}
-		if _, err := b.api.SetAgentSessionStatusContext(ctx, p); err != nil {
-			b.log.Debug("agent session status not set", zap.String("status", status), zap.Error(slackError(err)))
-		}
-	}()
+		_, err := s.b.api.SetAgentSessionStatusContext(ctx, p)
+		return err
+	})
 }
 
 // rename gives the thread's agent session the model's plan title.
 func (s *stream) rename(title string) {
+	s.sessionCall("an agent session's title", func(ctx context.Context) error {
+		_, err := s.b.api.RenameAgentSessionContext(ctx, slackapi.AgentSessionRenameParameters{ChannelID: s.req.channel,
+			ThreadTS: s.req.threadTS, Title: escape(clipLine(title, 60))})
+		return err
+	})
+}
+
+// sessionCall makes a call about the thread's agent session, once the
+// session exists: off the session's path, after the calls before it, at
+// the cosmetic priority; a failure only costs the decoration.
+func (s *stream) sessionCall(what string, call func(context.Context) error) {
 	b := s.b
 	s.mu.Lock()
 	on, prev := s.session, s.last
@@ -475,15 +467,14 @@ func (s *stream) rename(title string) {
 	go func() {
 		defer b.asides.Done()
 		defer close(done)
-		defer b.survive("an agent session's title")
+		defer b.survive(what)
 		if prev != nil {
 			<-prev
 		}
 		ctx, cancel := context.WithTimeout(ratelimit.WithPriority(b.cosmeticCtx(b.work), ratelimit.Cosmetic), cosmeticPatience)
 		defer cancel()
-		if _, err := b.api.RenameAgentSessionContext(ctx, slackapi.AgentSessionRenameParameters{ChannelID: s.req.channel,
-			ThreadTS: s.req.threadTS, Title: escape(clipLine(title, 60))}); err != nil {
-			b.log.Debug("agent session not renamed", zap.Error(slackError(err)))
+		if err := call(ctx); err != nil {
+			b.log.Debug(what+" not set", zap.Error(slackError(err)))
 		}
 	}()
 }

@@ -23,34 +23,6 @@ const streamRecordPrefix = "stream|"
 
 func isStreamRecord(p state.Progress) bool { return strings.HasPrefix(p.Session, streamRecordPrefix) }
 
-// record notes the open stream in the store, with this replica as its
-// owner.
-func (s *stream) record(ctx context.Context, ts string) {
-	b := s.b
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), progressCallTimeout)
-	defer cancel()
-	err := b.records.putProgress(rctx, state.Progress{Session: streamRecordPrefix + s.id, Channel: s.req.channel, TS: ts, Owner: b.owner})
-	s.mu.Lock()
-	s.recorded = err == nil
-	s.mu.Unlock()
-}
-
-// forgetRecord drops the stream's record once its session has ended.
-func (s *stream) forgetRecord(ctx context.Context) {
-	s.mu.Lock()
-	recorded := s.recorded
-	s.recorded = false
-	s.mu.Unlock()
-	if !recorded {
-		return
-	}
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), progressCallTimeout)
-	defer cancel()
-	if err := s.b.records.dropProgress(fctx, streamRecordPrefix+s.id); err != nil {
-		s.b.undropped.add(streamRecordPrefix + s.id)
-	}
-}
-
 // settleOrphanStream ends the stream of a session whose replica is gone
 // with the abandoned note, and forgets its record; a stream Slack already
 // ended (or no longer has) is forgotten too.
