@@ -37,15 +37,7 @@ func live(w *bottest.World, ts string) bool {
 // the first, the second's thread and its "Queued" progress message.
 func queuedBehind(t *testing.T, w *bottest.World) (*gate, string, emulator.Message) {
 	t.Helper()
-	g := newGate()
-	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
-		<-g.ch
-		return llmtest.TextReport("Answer to " + lastUserText(r))
-	})
-	t.Cleanup(g.open)
-	w.Slack.Mention(channel, asker, "first")
-	w.Model.Wait(1)
-	ts := w.Slack.Mention(channel, asker, "second")
+	g, ts := secondBehindFirst(t, w)
 	var queued emulator.Message
 	w.Eventually("the second question to show it is queued", func() bool {
 		for _, m := range bottest.BotMessages(w.Slack.Thread(channel, ts)) {
@@ -140,4 +132,19 @@ func TestAnAnswerThatCannotReplaceItsProgressMessageIsPostedBelow(t *testing.T) 
 	ts := w.Slack.Mention(channel, asker, "question")
 	w.Answered(channel, ts, "Answer to question")
 	w.Eventually("the progress message to be settled", func() bool { return !live(w, ts) })
+}
+
+// secondBehindFirst asks a first question the model holds until the gate
+// opens, then a second one, and returns the gate and the second's thread.
+func secondBehindFirst(t *testing.T, w *bottest.World) (*gate, string) {
+	t.Helper()
+	g := newGate()
+	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		<-g.ch
+		return llmtest.TextReport("Answer to " + lastUserText(r))
+	})
+	t.Cleanup(g.open)
+	w.Slack.Mention(channel, asker, "first")
+	w.Model.Wait(1)
+	return g, w.Slack.Mention(channel, asker, "second")
 }

@@ -384,15 +384,7 @@ func TestAQueuedStreamShowsAPendingTaskUntilItsTurn(t *testing.T) {
 // question's stream shows its wait as a pending task.
 func queuedBehindStream(t *testing.T, w *bottest.World) (*gate, string, emulator.Stream) {
 	t.Helper()
-	g := newGate()
-	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
-		<-g.ch
-		return llmtest.TextReport("Answer to " + lastUserText(r))
-	})
-	t.Cleanup(g.open)
-	w.Slack.Mention(channel, asker, "first")
-	w.Model.Wait(1)
-	ts := w.Slack.Mention(channel, asker, "second")
+	g, ts := secondBehindFirst(t, w)
 	s := streamOf(w, channel, ts, "the second question to show it waits", func(s emulator.Stream) bool {
 		return len(s.Tasks) > 0 && s.Tasks[0].Status == "pending"
 	})
