@@ -468,3 +468,24 @@ func TestTheModelsProgressLineTitlesThePlanAndTheAgentSession(t *testing.T) {
 		return ok && a.Title == "Checking the budgets"
 	})
 }
+
+// A prompt-injected answer delivered by chat.stopStream passes the same
+// voice as a posted one: no broadcast, no stranger pinged, no disguised
+// link, no picture fetched from another host, no Stop button of the
+// model's making.
+func TestAStreamedAnswerSpeaksInTheSameVoiceAsAPostedOne(t *testing.T) {
+	t.Parallel()
+	w := bottest.Start(t, streamed)
+	w.Slack.AddUser(onlooker, "eve")
+	w.Slack.AddUser(bob, "bob")
+	w.Model.Push(llmtest.SlackReport([]any{map[string]any{"blocks": attackerBlocks()}}))
+	ts := w.Slack.Mention(channel, asker, "what's up?")
+	s := streamOf(w, channel, ts, "the stream to end", ended)
+	got := posted(w, ts) + s.Markdown + string(s.Blocks)
+	for _, c := range s.Chunks {
+		got += string(c)
+	}
+	lacks(t, got, "<!channel>", "<!here>", "<!everyone>", "<!subteam", "<@"+onlooker+">", "<@"+bob+">",
+		"|okta", "|https://okta", "image_url", `"url":"https://evil.example/phish"`, `"action_id":"slackbot_stop"`)
+	holds(t, got, "<@"+asker+">", "<https://evil.example/login>")
+}
