@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -488,4 +489,57 @@ func TestAStreamedAnswerSpeaksInTheSameVoiceAsAPostedOne(t *testing.T) {
 	lacks(t, got, "<!channel>", "<!here>", "<!everyone>", "<!subteam", "<@"+onlooker+">", "<@"+bob+">",
 		"|okta", "|https://okta", "image_url", `"url":"https://evil.example/phish"`, `"action_id":"slackbot_stop"`)
 	holds(t, got, "<@"+asker+">", "<https://evil.example/login>")
+}
+
+// Slack's Stop pressed by someone who neither asked nor is an admin, and
+// delivered to the replica not running the session, is recorded there (it
+// cannot tell who asked) but not honoured by the replica running it: the
+// session answers as if nobody had pressed it.
+func TestSlacksStopBySomeoneElseOnTheOtherReplicaIsNotHonoured(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	a, b := &stopSightings{Store: dialRedis(t, srv, "strangerstop:")}, &stopSightings{Store: dialRedis(t, srv, "strangerstop:")}
+	w := bottest.Start(t, bottest.OnStore(a), streamed)
+	w.Replica(bottest.OnStore(b))
+	g := newGate()
+	t.Cleanup(g.open)
+	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		<-g.ch
+		return llmtest.TextReport("Answer to " + lastUserText(r))
+	})
+	ts := w.Slack.Mention(channel, asker, "mine")
+	streamOf(w, channel, ts, "the stream to start", func(emulator.Stream) bool { return true })
+	w.Model.Wait(1)
+	w.Slack.StopAgentSession(otherConn(w, mentionConn(w, ts)), channel, ts, "U0EVE")
+	w.Eventually("the running replica to find the stranger's stop", func() bool { return a.seen()+b.seen() > 0 })
+	g.open()
+	w.Answered(channel, ts, "Answer to mine")
+	if n := holding(w, channel, ts, "Stopped by"); n != 0 {
+		t.Errorf("a stranger's stop was honoured (%d notes)", n)
+	}
+}
+
+// stopSightings is a state store that counts the times a session's stop
+// was found recorded.
+type stopSightings struct {
+	state.Store
+	mu sync.Mutex
+	n  int
+}
+
+func (s *stopSightings) Marked(ctx context.Context, key string) (bool, error) {
+	ok, err := s.Store.Marked(ctx, key)
+	// The stop itself, "stop:<session>", not who pressed it ("…:<user>").
+	if ok && strings.HasPrefix(key, "stop:stream:") && !strings.Contains(key[strings.LastIndex(key, "/"):], ":") {
+		s.mu.Lock()
+		s.n++
+		s.mu.Unlock()
+	}
+	return ok, err
+}
+
+func (s *stopSightings) seen() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
 }
