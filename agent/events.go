@@ -19,6 +19,8 @@ const (
 	EventToolStarted    EventKind = "tool_started"
 	EventToolFinished   EventKind = "tool_finished"
 	EventTaskStatus     EventKind = "task_status"
+	EventWaiting        EventKind = "waiting" // the session waits on a person (an approval, a form); Wait says for whom and why
+	EventResumed        EventKind = "resumed" // the wait of the EventWaiting with the same Wait.ID is over
 	EventNotice         EventKind = "notice"                // something the loop told the model or decided (final turn forced, restriction injected)
 	EventReportRejected EventKind = "final_report_rejected" // an answer the loop refused, and why (the model is told and may retry)
 	EventFinalReport    EventKind = "final_report"
@@ -63,6 +65,24 @@ type Event struct {
 	Usage  *llm.Usage      // EventSessionDone: the session's total
 	Final  bool            // EventTurnStarted: only the final report is offered
 	Result *SessionSummary // EventSessionDone
+	Wait   *WaitInfo       // EventWaiting, EventResumed
+}
+
+// WaitInfo is what a session waits on a person for. A headend shows it
+// (the agent session suspended, a "Waiting for …" task) until the
+// EventResumed with the same ID; the time waited does not count against
+// the session's duration.
+type WaitInfo struct {
+	ID string
+	// Who are the Slack user ids that may answer, the asker first; empty
+	// when anyone the headend allows may.
+	Who []string
+	// What is the wait in words, for people: "approval of github
+	// create_issue". Never the call's arguments.
+	What string
+	// Outcome, on EventResumed: "approved", "denied", "timed out",
+	// "answered", "declined", "cancelled".
+	Outcome string
 }
 
 // LLMCallInfo describes one model call.
