@@ -19,8 +19,8 @@ const (
 	EventToolStarted    EventKind = "tool_started"
 	EventToolFinished   EventKind = "tool_finished"
 	EventTaskStatus     EventKind = "task_status"
-	EventWaiting        EventKind = "waiting" // the session waits on a person (an approval, a form); Wait says for whom and why
-	EventResumed        EventKind = "resumed" // the wait of the EventWaiting with the same Wait.ID is over
+	EventWaiting        EventKind = "waiting"               // the session waits on a person (an approval, a form); Wait says for whom and why
+	EventResumed        EventKind = "resumed"               // the wait of the EventWaiting with the same Wait.ID is over
 	EventNotice         EventKind = "notice"                // something the loop told the model or decided (final turn forced, restriction injected)
 	EventReportRejected EventKind = "final_report_rejected" // an answer the loop refused, and why (the model is told and may retry)
 	EventFinalReport    EventKind = "final_report"
