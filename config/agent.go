@@ -172,6 +172,7 @@ func (a *Agent) validate(w *walker, cfg *Config, set func(string) bool) {
 		a.ContextWindow, a.MaxOutputTokens, a.ContextBuffer, note)
 	checkGlobs(w, "tools", a.Tools)
 	a.checkVoice(w)
+	checkSuggestedPrompts(w, "suggested_prompts", a.SuggestedPrompts)
 	checkToolOutput(w, "", a.ToolOutput, set, cfg)
 	if set("tool_output.dir") {
 		w.errorf("tool_output.dir", "can be set only in the configuration file: stored results of every agent live there")

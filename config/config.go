@@ -234,6 +234,9 @@ type Agent struct {
 	// Mentions is who a user mention in the agent's answers may notify:
 	// MentionsThread (the default), MentionsNone or MentionsAll.
 	Mentions string `yaml:"mentions"`
+	// SuggestedPrompts are offered, at most four, to a person who opens a
+	// new conversation with the bot that this agent answers.
+	SuggestedPrompts []SuggestedPrompt `yaml:"suggested_prompts"`
 }
 
 // Output formats.
@@ -455,6 +458,9 @@ type Slack struct {
 	// as (default 3); a longer answer goes as a short message and the
 	// whole as a file in the thread.
 	MaxAnswerMessages int `yaml:"max_answer_messages"`
+	// SuggestedPrompts are the default agent's suggested prompts when its
+	// own file sets none.
+	SuggestedPrompts []SuggestedPrompt `yaml:"suggested_prompts"`
 }
 
 // SlackFiles bounds the files attached to a question and says where they

@@ -463,6 +463,7 @@ func (c *Config) validateSlack(w *walker) {
 	}
 	checkChannelGlobs(w, "slack.allow.channels", s.Allow.Channels)
 	checkTrustedHosts(w, s.TrustedHosts)
+	checkSuggestedPrompts(w, "slack.suggested_prompts", c.Slack.SuggestedPrompts)
 	checkChannelGlobs(w, "slack.routing.deny", s.Routing.Deny)
 	for i, r := range s.Routing.Rules {
 		key := fmt.Sprintf("slack.routing.rules[%d]", i)

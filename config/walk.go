@@ -44,6 +44,7 @@ func newWalker(file string, lookup func(string) (string, bool), p *problems) *wa
 var (
 	secretType   = reflect.TypeFor[Secret]()
 	durationType = reflect.TypeFor[Duration]()
+	promptType   = reflect.TypeFor[SuggestedPrompt]()
 )
 
 // line returns the line of path, or of its closest recorded ancestor.
@@ -109,6 +110,10 @@ func (w *walker) node(n ast.Node, t reflect.Type, path string, sensitive bool) a
 	switch {
 	case t == durationType:
 		return w.duration(n, path)
+	case t == promptType && !isMapping(n):
+		// A suggested prompt written as a plain string is its title and
+		// its message both.
+		return w.scalar(n, reflect.TypeFor[string](), path, sensitive)
 	case t.Kind() == reflect.Struct:
 		ok = w.structNode(n, t, path, sensitive)
 	case t.Kind() == reflect.Map:
@@ -386,6 +391,11 @@ func mappingEntries(n ast.Node) ([]*ast.MappingValueNode, bool) {
 		return []*ast.MappingValueNode{v}, true
 	}
 	return nil, false
+}
+
+func isMapping(n ast.Node) bool {
+	_, ok := mappingEntries(n)
+	return ok
 }
 
 func keyString(k ast.MapKeyNode) (key string, merge bool) {
