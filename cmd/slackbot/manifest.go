@@ -36,7 +36,11 @@ type manifestFeatures struct {
 	AppHome       manifestAppHome        `json:"app_home" yaml:"app_home"`
 	BotUser       manifestBotUser        `json:"bot_user" yaml:"bot_user"`
 	SlashCommands []manifestSlashCommand `json:"slash_commands,omitempty" yaml:"slash_commands,omitempty"`
-	AssistantView manifestAssistantView  `json:"assistant_view" yaml:"assistant_view"`
+	// AgentView puts the bot in Slack's agent view: its own conversations
+	// with suggested prompts, and app_context_changed telling which
+	// channel the person looks at. New apps cannot take the older
+	// assistant_view, and an app that switched cannot switch back.
+	AgentView manifestAgentView `json:"agent_view" yaml:"agent_view"`
 }
 
 type manifestAppHome struct {
@@ -57,8 +61,8 @@ type manifestSlashCommand struct {
 	ShouldEscape bool   `json:"should_escape" yaml:"should_escape"`
 }
 
-type manifestAssistantView struct {
-	AssistantDescription string `json:"assistant_description" yaml:"assistant_description"`
+type manifestAgentView struct {
+	AgentDescription string `json:"agent_description" yaml:"agent_description"`
 }
 
 type manifestOAuth struct {
@@ -89,7 +93,8 @@ type manifestInteractive struct {
 
 // manifestBotEvents are the events the Socket Mode headend handles:
 // mentions, DMs, follow-ups in threads of every kind of conversation, the
-// AI-app surface, and the channel creations and renames that keep rules by
+// agent view (a new conversation, the channel the person looks at, Slack's
+// own Stop on a session), and the channel creations and renames that keep rules by
 // channel name current.
 var manifestBotEvents = []string{
 	"app_mention",
@@ -99,6 +104,8 @@ var manifestBotEvents = []string{
 	"message.mpim",
 	"assistant_thread_started",
 	"assistant_thread_context_changed",
+	"app_context_changed",
+	"agent_session_stopped",
 	"app_home_opened",
 	"channel_created",
 	"channel_rename",
@@ -107,7 +114,7 @@ var manifestBotEvents = []string{
 
 // manifestBotScopes are the scopes those events and the bot's replies
 // need: each message.* event needs the matching :history scope, the
-// slash command needs commands, the AI-app status needs assistant:write,
+// slash command needs commands, the agent view (its status, suggested prompts and titles) needs assistant:write,
 // progress reactions need reactions:write, and the channel list that
 // resolves rules by name needs the :read scope of each kind of channel.
 var manifestBotScopes = []string{
@@ -140,9 +147,9 @@ func newManifest(name, slash string) appManifest {
 			Description: "An LLM agent you can ask questions in Slack.",
 		},
 		Features: manifestFeatures{
-			AppHome:       manifestAppHome{MessagesTabEnabled: true},
-			BotUser:       manifestBotUser{DisplayName: name, AlwaysOnline: true},
-			AssistantView: manifestAssistantView{AssistantDescription: "Ask " + name + " a question; it answers in the thread, using its tools."},
+			AppHome:   manifestAppHome{MessagesTabEnabled: true},
+			BotUser:   manifestBotUser{DisplayName: name, AlwaysOnline: true},
+			AgentView: manifestAgentView{AgentDescription: "Ask " + name + " a question; it answers in the thread, using its tools."},
 		},
 		OAuthConfig: manifestOAuth{Scopes: manifestScopes{Bot: manifestBotScopes}},
 		Settings: manifestSettings{

@@ -32,9 +32,10 @@ type parsedManifest struct {
 			Description string `json:"description"`
 			UsageHint   string `json:"usage_hint"`
 		} `json:"slash_commands"`
-		AssistantView struct {
-			AssistantDescription string `json:"assistant_description"`
-		} `json:"assistant_view"`
+		AgentView *struct {
+			AgentDescription string `json:"agent_description"`
+		} `json:"agent_view"`
+		AssistantView *struct{} `json:"assistant_view"`
 	} `json:"features"`
 	OAuthConfig struct {
 		Scopes struct {
@@ -99,8 +100,11 @@ func TestManifestIsWhatSlackNeedsForSocketMode(t *testing.T) {
 			if !m.Features.AppHome.MessagesTabEnabled || m.Features.AppHome.MessagesTabReadOnlyEnabled {
 				t.Errorf("people cannot DM the bot: %+v", m.Features.AppHome)
 			}
-			if m.Features.AssistantView.AssistantDescription == "" {
-				t.Error("the AI-app feature has no description")
+			if m.Features.AgentView == nil || m.Features.AgentView.AgentDescription == "" {
+				t.Errorf("the agent view is not declared, or has no description: %+v", m.Features.AgentView)
+			}
+			if m.Features.AssistantView != nil {
+				t.Error("the manifest declares assistant_view, which new apps cannot use beside agent_view")
 			}
 			for _, scope := range []string{"app_mentions:read", "chat:write", "im:history", "im:read", "im:write", "channels:history",
 				"groups:history", "mpim:history", "channels:read", "groups:read", "mpim:read", "users:read", "reactions:write", "commands", "assistant:write"} {
@@ -109,7 +113,7 @@ func TestManifestIsWhatSlackNeedsForSocketMode(t *testing.T) {
 				}
 			}
 			for _, ev := range []string{"app_mention", "message.im", "message.channels", "message.groups", "message.mpim",
-				"assistant_thread_started", "assistant_thread_context_changed", "app_home_opened",
+				"assistant_thread_started", "assistant_thread_context_changed", "app_context_changed", "agent_session_stopped", "app_home_opened",
 				"channel_created", "channel_rename", "group_rename"} {
 				if !slices.Contains(m.Settings.EventSubscriptions.BotEvents, ev) {
 					t.Errorf("event %s is missing: %v", ev, m.Settings.EventSubscriptions.BotEvents)
