@@ -520,6 +520,8 @@ var DefaultSlackRateLimits = map[string]RateLimit{
 	"conversations.open":          {PerMinute: 50, Burst: 8},   // tier 3
 	"users.info":                  {PerMinute: 100, Burst: 16}, // tier 4
 	"assistant.threads.setStatus": {PerMinute: 100, Burst: 16}, // tier 4
+
+	"assistant.threads.setSuggestedPrompts": {PerMinute: 50, Burst: 8}, // tier 3: below the tier 4 of Slack's reference
 }
 
 // History bounds the thread history given to a session.

@@ -138,6 +138,8 @@ type Bot struct {
 	usage        usageAverages // what a session costs, for quota reservations
 	// streamRefusals are the reasons Slack gave lately for not streaming.
 	streamRefusals streamRefusals
+	// view is what the agent view told of the channels people look at.
+	view agentView
 
 	feedbackHook func(value string) // Options.OnFeedback
 }

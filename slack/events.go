@@ -36,6 +36,8 @@ func (b *Bot) onEvent(ctx context.Context, ev slackevents.EventsAPIEvent) {
 		b.channels.set(e.Channel.ID, e.Channel.Name)
 	case *slackevents.GroupRenameEvent:
 		b.channels.set(e.Channel.ID, e.Channel.Name)
+	default:
+		b.onAgentView(ev)
 	}
 }
 

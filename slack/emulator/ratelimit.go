@@ -41,6 +41,8 @@ func SlackLimits() map[string]Limit {
 		"chat.appendStream":           tier(tier4),
 		"agents.sessions.setStatus":   tier(tier3),
 		"agents.sessions.rename":      tier(tier3),
+
+		"assistant.threads.setSuggestedPrompts": tier(tier3),
 	}
 }
 

@@ -127,6 +127,10 @@ type Server struct {
 	responses     map[string]*responseURL
 	posts         []ResponseURLPost
 
+	// prompts are the suggested prompts set, by channel and thread; nil
+	// until used.
+	prompts map[string]*SuggestedPrompts
+
 	conns     map[int]*conn
 	envelopes map[string]*envelope
 	queue     []*envelope // waiting for a connection
