@@ -226,3 +226,21 @@ func TestSuggestedPromptsAreSentAsTheOperatorWroteThem(t *testing.T) {
 		t.Errorf("%d messages posted in the bot's name", n)
 	}
 }
+
+// Suggested prompts only decorate a conversation: when their budget has
+// no token at once they are skipped, never queued.
+func TestSuggestedPromptsOverTheirBudgetAreSkippedNotQueued(t *testing.T) {
+	t.Parallel()
+	w := bottest.Start(t, withAgentPrompts(config.SuggestedPrompt{Title: "Hi", Message: "Hi"}),
+		bottest.WithConfig(func(c *config.Config) {
+			c.Slack.RateLimits = map[string]config.RateLimit{setPrompts: {PerMinute: 1, Burst: 1, Per: config.PerWorkspace}}
+		}))
+	dm, _ := w.Slack.OpenAgentView(asker)
+	promptsIn(w, dm, "")
+	w.Slack.AddUser("U0BOB", "bob")
+	w.Slack.OpenAgentView("U0BOB")
+	w.Logged("suggested prompts not set: their rate budget is spent")
+	if n := len(w.Slack.Calls(setPrompts)); n != 1 {
+		t.Errorf("%d calls of %s, want 1 within a budget of 1", n, setPrompts)
+	}
+}
