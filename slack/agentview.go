@@ -134,6 +134,10 @@ func (b *Bot) offerPrompts(user, team, channel, threadTS string) {
 	if user == "" || user == b.botUserID || channel == "" || !onOff(b.cfg.DMs) || b.closing.Load() {
 		return
 	}
+	if !b.anyPrompts() {
+		b.log.Debug("no suggested prompts to set", zap.String("user", user), zap.String("channel", channel))
+		return
+	}
 	b.asides.Add(1)
 	go func() {
 		defer b.asides.Done()
@@ -168,6 +172,20 @@ func (b *Bot) offerPrompts(user, team, channel, threadTS string) {
 			log.Info("suggested prompts not set", zap.Error(slackError(err)))
 		}
 	}()
+}
+
+// anyPrompts reports whether any agent, or slack.suggested_prompts, has
+// suggested prompts: without any, opening a conversation costs no call.
+func (b *Bot) anyPrompts() bool {
+	if len(b.cfg.SuggestedPrompts) > 0 {
+		return true
+	}
+	for _, a := range b.conf.Agents {
+		if len(a.SuggestedPrompts) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // promptsOf is the suggested prompts of agent a: its own, else, for the
