@@ -152,3 +152,42 @@ func TestAStreamedSessionShowsItsTimelineLiveAndEndsWithTheAnswer(t *testing.T) 
 		t.Fatalf("running tool shown %v, Stop offered %v, answered %v; last drawn:\n%s", running, stopOffered, answered, last)
 	}
 }
+
+func TestSlacksStopOnAWorkingSessionStopsItForThePersonAtThePage(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, streamed)
+	w.Model.Respond(slow)
+	ts := w.Slack.Mention(playground.General, playground.User, "take your time")
+	w.Eventually("the agent session to be processing", func() bool {
+		a, ok := w.Slack.AgentSession(playground.General, ts)
+		return ok && a.Status == "processing"
+	})
+	if _, err := w.Model.WaitContext(ctxFor(t), 1); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"channel":"C0GENERAL","thread_ts":"` + ts + `"}`
+	before := len(w.Slack.Envelopes())
+	for _, a := range postAttacks {
+		h := fromThePage(t, w)
+		a.change(h)
+		if status, answer := do(t, "POST", w.page.URL+"/stop", body, h); status != a.status {
+			t.Errorf("%s: %d %q, want %d", a.name, status, answer, a.status)
+		}
+	}
+	post(t, w.page.URL+"/stop", `{"channel":"C0SECRET","thread_ts":"`+ts+`"}`, http.StatusBadRequest)
+	post(t, w.page.URL+"/stop", `{"channel":"C0GENERAL","thread_ts":"1.000001"}`, http.StatusNotFound)
+	if n := len(w.Slack.Envelopes()); n != before {
+		t.Fatalf("a refused stop reached the bot (%d envelopes, %d before)", n, before)
+	}
+	post(t, w.page.URL+"/stop", body, http.StatusNoContent)
+	w.stoppedIn(ts)
+	streams := w.Slack.Streams(playground.General)
+	if len(streams) != 1 || streams[0].StoppedBy != playground.User || streams[0].Open {
+		t.Errorf("streams %+v; want the one stream halted by the person at the page", streams)
+	}
+	w.Eventually("the agent session to stop processing", func() bool {
+		a, _ := w.Slack.AgentSession(playground.General, ts)
+		return a.Status != "processing"
+	})
+	post(t, w.page.URL+"/stop", body, http.StatusConflict)
+}
