@@ -191,3 +191,39 @@ func TestSlacksStopOnAWorkingSessionStopsItForThePersonAtThePage(t *testing.T) {
 	})
 	post(t, w.page.URL+"/stop", body, http.StatusConflict)
 }
+
+func TestInPlanModeTheStreamShowsThePlanTheModelTitledAboveItsTasks(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, streamed, bottest.WithConfig(func(c *config.Config) {
+		c.Slack.TaskDisplay = config.TaskDisplayPlan
+		c.Agents[bottest.AgentName].Tools = append(c.Agents[bottest.AgentName].Tools, agent.TaskStatusTool)
+	}))
+	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		for _, m := range r.Messages {
+			if m.Role == llm.RoleTool {
+				return llmtest.TextReport("Budgets checked.")
+			}
+		}
+		return llmtest.Call(agent.TaskStatusTool, `{"status":"in-progress","done":"","pending":"the report","now":"Checking the budgets","ready_for_final_report":false,"need_to_run_more_tools":false}`)
+	})
+	ts := w.Slack.Mention(playground.General, playground.User, "check the budgets")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var last string
+	for ev := range stream(ctx, t, w.page.URL+"/events?c=C0GENERAL&thread="+ts) {
+		if ev.name != "fragment" || !strings.Contains(ev.data["html"], `data-open="false"`) {
+			continue
+		}
+		last = ev.data["html"]
+		title := strings.Index(last, `<div class="pg-plan-title" data-testid="plan-title">Checking the budgets</div>`)
+		tasks := strings.Index(last, `data-testid="tasks"`)
+		if !strings.Contains(last, `data-mode="plan"`) || title < 0 || tasks < title || len(tasksIn(last)) == 0 {
+			t.Fatalf("the ended stream is not a plan titled by the model above its tasks:\n%s", last)
+		}
+		if !strings.Contains(last, "Budgets checked.") {
+			t.Fatalf("the ended plan lacks the answer:\n%s", last)
+		}
+		return
+	}
+	t.Fatalf("the stream never ended; last drawn:\n%s", last)
+}
