@@ -68,6 +68,12 @@ func TestInTheBrowserAStreamedSessionShowsItsTimelineAndSlacksStopEndsAnother(t 
 	b.waitText("the stopped report", `[data-testid="thread-messages"]`, "Stopped by @you")
 	b.waitFor("the stream no longer written", thread+` [data-testid="stream"][data-open="false"]`)
 	b.waitFor("no Stop once stopped", `[data-testid="agent-session"]:not(:has([data-testid="agent-stop"]))`)
+	// Slack halted the stream before the bot could settle its tasks: none
+	// is drawn as still working.
+	js = fmt.Sprintf(`document.querySelectorAll(%q).length`, thread+` [data-testid="task"]:is([data-status="in_progress"],[data-status="pending"]):not([data-halted="true"])`)
+	if working, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](js)); err != nil || working != 0 {
+		t.Errorf("%d tasks drawn as working after Slack's Stop (%v)", working, err)
+	}
 	if streams := w.Slack.Streams(playground.General); len(streams) != 2 || streams[1].StoppedBy != playground.User {
 		t.Errorf("streams %+v; want the second halted by the person at the page", streams)
 	}

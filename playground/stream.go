@@ -29,6 +29,9 @@ var taskStatus = map[string]struct{ icon, label string }{
 	"error":       {"✕", "failed"},
 }
 
+// taskHalted draws a task its ended stream left unfinished.
+var taskHalted = struct{ icon, label string }{"■", "stopped"}
+
 // streamed draws a streamed message's content.
 func (p *Playground) streamed(st emulator.Stream) template.HTML {
 	var b strings.Builder
@@ -43,7 +46,7 @@ func (p *Playground) streamed(st emulator.Stream) template.HTML {
 	if len(st.Tasks) > 0 {
 		b.WriteString(`<ol class="pg-tasks" data-testid="tasks">`)
 		for _, t := range st.Tasks {
-			writeTask(&b, t)
+			writeTask(&b, t, !st.Open)
 		}
 		b.WriteString(`</ol>`)
 	}
@@ -62,14 +65,20 @@ func (p *Playground) streamed(st emulator.Stream) template.HTML {
 	return template.HTML(b.String())
 }
 
-// writeTask draws one task of a stream.
-func writeTask(b *strings.Builder, t emulator.Task) {
+// writeTask draws one task of a stream. A task left pending or in
+// progress when its stream ended (Slack's Stop halts a stream before the
+// bot can settle it) is drawn as halted: nothing works on it any more.
+func writeTask(b *strings.Builder, t emulator.Task, ended bool) {
 	s, ok := taskStatus[t.Status]
 	status := t.Status
 	if !ok {
 		s, status = taskStatus["pending"], "pending"
 	}
-	b.WriteString(`<li class="pg-task" data-testid="task" data-task-id="` + esc(t.ID) + `" data-status="` + status + `">`)
+	halted := ""
+	if ended && (status == "pending" || status == "in_progress") {
+		s, halted = taskHalted, ` data-halted="true"`
+	}
+	b.WriteString(`<li class="pg-task" data-testid="task" data-task-id="` + esc(t.ID) + `" data-status="` + status + `"` + halted + `>`)
 	b.WriteString(`<span class="pg-task-icon" role="img" aria-label="` + s.label + `">` + s.icon + `</span>`)
 	b.WriteString(`<div class="pg-task-body"><div class="pg-task-title">` + slackText(t.Title) + `</div>`)
 	if t.Details != "" {

@@ -85,7 +85,7 @@ func buildThenAnswer(r *llmtest.Recorded) llmtest.Reply {
 // drawnTask is a task of a streamed message as the page draws it.
 type drawnTask struct{ status, title, details, output string }
 
-var taskRE = regexp.MustCompile(`<li class="pg-task" data-testid="task" data-task-id="[^"]*" data-status="([a-z_]+)">` +
+var taskRE = regexp.MustCompile(`<li class="pg-task" data-testid="task" data-task-id="[^"]*" data-status="([a-z_]+)"(?: data-halted="true")?>` +
 	`<span [^>]*>[^<]*</span><div class="pg-task-body"><div class="pg-task-title">([^<]*)</div>` +
 	`(?:<div class="pg-task-details"[^>]*>([^<]*)</div>)?(?:<div class="pg-task-output"[^>]*>([^<]*)</div>)?</div></li>`)
 
