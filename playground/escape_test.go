@@ -2,9 +2,13 @@ package playground_test
 
 import (
 	"context"
+	"html"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	slackapi "github.com/slack-go/slack"
 
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/playground"
@@ -41,4 +45,55 @@ func TestModelAndToolErrorTextInTheSessionTreeIsEscaped(t *testing.T) {
 		}
 	}
 	t.Fatalf("the session panel never showed the tool's name and the model's error as text; last drawn:\n%s", last)
+}
+
+// TestAStreamsTasksPlanAndMarkdownAreShownAsText streams, as the bot
+// would, a plan title, a task's title, details and output and markdown
+// that carry HTML and script: the page shows each as text, and no element,
+// handler or javascript: link comes of them.
+func TestAStreamsTasksPlanAndMarkdownAreShownAsText(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	api := slackapi.New(w.Slack.BotToken(), slackapi.OptionAPIURL(w.Slack.APIURL()))
+	auth, err := api.AuthTest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := w.Slack.Reply(playground.General, "", playground.User, "a thread to stream in")
+	const (
+		plan     = `<img src=x onerror=alert(1)>`
+		title    = `<script>alert(2)</script>`
+		details  = `&lt;img src=x onerror=alert(3)&gt;` // as Slack text: the markup once read
+		output   = `<a href="javascript:alert(4)">click</a>`
+		markdown = "Look: <img src=x onerror=alert(5)> and [click](javascript:alert(6)) <script>alert(7)</script>"
+	)
+	task := slackapi.NewTaskUpdateChunk("t1", title)
+	task.Status, task.Details, task.Output = "in_progress", details, output
+	_, _, err = api.StartStreamContext(context.Background(), playground.General,
+		slackapi.MsgOptionTS(root), slackapi.MsgOptionTaskDisplayMode("plan"),
+		slackapi.MsgOptionRecipientUserID(playground.User), slackapi.MsgOptionRecipientTeamID(auth.TeamID),
+		slackapi.MsgOptionChunks(slackapi.NewPlanUpdateChunk(plan), task, slackapi.NewMarkdownTextChunk(markdown)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	markup := regexp.MustCompile(`(?i)<(img|script|a)\b|(href|src)\s*=\s*["']?\s*javascript:`)
+	var last string
+	for ev := range stream(ctx, t, w.page.URL+"/events?c=C0GENERAL&thread="+root) {
+		if ev.name != "fragment" || !strings.Contains(ev.data["html"], `data-testid="stream"`) {
+			continue
+		}
+		last = ev.data["html"]
+		if m := markup.FindString(last); m != "" {
+			t.Fatalf("the stream draws %q as markup:\n%s", m, last)
+		}
+		tasks := tasksIn(last)
+		shown := len(tasks) == 1 && tasks[0].title == title && tasks[0].details == `<img src=x onerror=alert(3)>` && tasks[0].output == output
+		if shown && strings.Contains(last, `<div class="pg-plan-title" data-testid="plan-title">`+html.EscapeString(plan)+`</div>`) &&
+			strings.Contains(last, "&lt;script&gt;alert(7)&lt;/script&gt;") && strings.Contains(last, "&lt;img src=x onerror=alert(5)&gt;") {
+			return
+		}
+	}
+	t.Fatalf("the stream never showed its plan, task and markdown as text; last drawn:\n%s", last)
 }

@@ -14,13 +14,13 @@ import (
 )
 
 // view is everything the page shows for one channel and its open thread,
-// drawn: HTML by key ("list:TS", "thread:TS", "status", "session").
+// drawn: HTML by key ("list:TS", "thread:TS", "status", "agent", "session").
 type view map[string]string
 
 // events streams the page's changes as server-sent events: after a
 // "reset", a "fragment" for every message drawn differently from the last
-// time, a "remove" for every message gone, and the open thread's "status"
-// and "session" panel. The stream follows c (a channel) and thread (the
+// time, a "remove" for every message gone, and the open thread's "status",
+// its agent session ("agent") and "session" panel. The stream follows c (a channel) and thread (the
 // root of the thread pane, if open).
 func (p *Playground) events(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
@@ -86,7 +86,7 @@ func (p *Playground) events(w http.ResponseWriter, r *http.Request) {
 // sendKey sends one drawn piece of the view as its event.
 func (p *Playground) sendKey(send func(string, any) error, key, html string) error {
 	switch key {
-	case "status", "session":
+	case "status", "session", "agent":
 		return send(key, map[string]string{"html": html})
 	}
 	pane, ts := split(key)
@@ -109,16 +109,17 @@ func (p *Playground) draw(channel, thread string) view {
 			reactions[r.TS] = append(reactions[r.TS], reactionText(r.Name))
 		}
 	}
+	streams := streamsByTS(p.srv.Streams(channel))
 	v := view{}
 	for _, m := range msgs {
 		if m.Deleted {
 			continue
 		}
 		if m.ThreadTS == "" || m.ThreadTS == m.TS {
-			v["list:"+m.TS] = p.fragment(m, true, replies[m.TS], reactions[m.TS])
+			v["list:"+m.TS] = p.fragment(m, streams[m.TS], true, replies[m.TS], reactions[m.TS])
 		}
 		if thread != "" && (m.TS == thread || m.ThreadTS == thread) {
-			v["thread:"+m.TS] = p.fragment(m, false, 0, reactions[m.TS])
+			v["thread:"+m.TS] = p.fragment(m, streams[m.TS], false, 0, reactions[m.TS])
 		}
 	}
 	for _, e := range p.srv.Ephemerals() {
@@ -134,6 +135,7 @@ func (p *Playground) draw(channel, thread string) view {
 	}
 	if thread != "" {
 		v["status"] = p.status(channel, thread)
+		v["agent"] = p.agentSession(channel, thread)
 		v["session"] = string(p.sessions.html(slack.Thread{Channel: channel, TS: thread}))
 	}
 	return v

@@ -1,8 +1,9 @@
 // Package playground is a Slack-like web page over the Slack emulator: a
 // person types in a channel, a DM or a thread as in Slack, the emulator
 // delivers it to the real bot over Socket Mode, and the bot's messages —
-// progress, answers, Stop buttons — are drawn from their Block Kit as Slack
-// would, live, beside each session's operation tree.
+// progress, streamed timelines, answers, Stop buttons — are drawn from
+// their Block Kit and stream chunks as Slack would, live, beside each
+// session's operation tree.
 //
 // The page is server-rendered: messages are drawn in Go and pushed to the
 // browser as HTML fragments over server-sent events; the embedded script
@@ -101,6 +102,7 @@ func (p *Playground) Handler() http.Handler {
 	mux.HandleFunc("GET /events", p.events)
 	mux.HandleFunc("POST /send", p.send)
 	mux.HandleFunc("POST /click", p.click)
+	mux.HandleFunc("POST /stop", p.stopSession)
 	return p.guard(mux)
 }
 

@@ -65,11 +65,17 @@ type messageView struct {
 	Ephemeral             bool // shown only to the person it was sent to
 }
 
-// fragment draws one message for the list or the thread pane.
-func (p *Playground) fragment(m emulator.Message, inList bool, replies int, reactions []string) string {
+// fragment draws one message for the list or the thread pane; st is the
+// stream the message is, nil for a message posted whole.
+func (p *Playground) fragment(m emulator.Message, st *emulator.Stream, inList bool, replies int, reactions []string) string {
 	v := messageView{Channel: m.Channel, TS: m.TS, ThreadTS: m.ThreadTS, Bot: m.BotID != "",
 		Author: p.author(m), Time: stamp(m.TS), Edited: len(m.History) > 0,
-		Content: p.drawer.Message(m.Blocks, m.Text), Reactions: reactions, Replies: replies, InList: inList}
+		Reactions: reactions, Replies: replies, InList: inList}
+	if st != nil {
+		v.Content = p.streamed(*st)
+	} else {
+		v.Content = p.drawer.Message(m.Blocks, m.Text)
+	}
 	v.Initial = strings.ToUpper(v.Author[:1])
 	if len(m.Blocks) > 0 {
 		v.JSON, v.Builder = blocksJSON(m.Blocks)

@@ -53,9 +53,6 @@ func serveDev(ctx context.Context, w *wiring, listen string, ready func(url stri
 	cfg.Slack.BotToken = config.Secret(srv.BotToken())
 	cfg.Slack.AppToken = config.Secret(srv.AppToken())
 	cfg.Slack.APIURL = srv.APIURL()
-	// The page does not draw a streamed message's timeline yet: sessions
-	// show progress messages here until it does.
-	cfg.Slack.Display = config.DisplayMessage
 	pg, err := playground.New(playground.Options{Server: srv, SlashCommand: cfg.Slack.SlashCommand,
 		Setup: modelSetup(&cfg), Log: w.log.Named("playground")})
 	if err != nil {

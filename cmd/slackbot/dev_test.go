@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"regexp"
@@ -62,9 +64,16 @@ func TestDevServesThePageAndTheBotAnswersThroughIt(t *testing.T) {
 	if err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("send: %v %v", err, res)
 	}
+	var sent struct{ Thread string }
+	_ = json.NewDecoder(res.Body).Decode(&sent)
 	res.Body.Close()
 	if _, err := model.WaitContext(ctxTimeout(t, 20*time.Second), 1); err != nil {
 		t.Fatalf("the bot never asked the model: %v\n%s", err, stderr.String())
+	}
+	// The configuration leaves slack.display at its default, auto: the
+	// session shows as Slack shows it, a streamed message.
+	if !answeredAsStream(t, url+"events?c=C0GENERAL&thread="+sent.Thread+"&token="+token[1]) {
+		t.Errorf("the page never drew the answer as a streamed message\n%s", stderr.String())
 	}
 	cancel()
 	select {
@@ -78,6 +87,28 @@ func TestDevServesThePageAndTheBotAnswersThroughIt(t *testing.T) {
 	if strings.Contains(string(line[:n]), token[1]) || strings.Contains(stderr.String(), token[1]) {
 		t.Errorf("the page's token was printed or logged:\n%s\n%s", line[:n], stderr.String())
 	}
+}
+
+// answeredAsStream reads the page's event stream at address until it
+// draws a streamed message that has ended with the answer.
+func answeredAsStream(t *testing.T, address string) bool {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctxTimeout(t, 20*time.Second), "GET", address, nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "data: ") && strings.Contains(line, `data-testid=\"stream\"`) &&
+			strings.Contains(line, `data-open=\"false\"`) && strings.Contains(line, "Hello from") {
+			return true
+		}
+	}
+	return false
 }
 
 func TestDevSaysWhatToSetWhenNoModelHasAKey(t *testing.T) {

@@ -11,6 +11,7 @@
   const pane = document.querySelector('[data-testid="thread-pane"]');
   const threadList = document.querySelector('[data-testid="thread-messages"]');
   const status = document.querySelector('[data-testid="status"]');
+  const agent = document.querySelector('[data-testid="agent"]');
   const panel = document.querySelector('[data-testid="session-panel-body"]');
   let thread = "";
   let stream = null;
@@ -46,6 +47,7 @@
       list.replaceChildren();
       threadList.replaceChildren();
       status.replaceChildren();
+      agent.replaceChildren();
     });
     stream.addEventListener("fragment", (e) => {
       const d = JSON.parse(e.data);
@@ -58,6 +60,7 @@
       if (el) el.remove();
     });
     stream.addEventListener("status", (e) => { status.innerHTML = JSON.parse(e.data).html; });
+    stream.addEventListener("agent", (e) => { agent.innerHTML = JSON.parse(e.data).html; });
     stream.addEventListener("session", (e) => { panel.innerHTML = JSON.parse(e.data).html; });
   }
 
@@ -106,7 +109,7 @@
   composer(document.querySelector('[data-testid="thread-composer-form"]'), () => thread);
 
   document.addEventListener("click", async (e) => {
-    const t = e.target.closest("[data-open-thread],[data-view-json],[data-action-id],[data-close-thread]");
+    const t = e.target.closest("[data-open-thread],[data-view-json],[data-action-id],[data-close-thread],[data-stop-session]");
     if (!t) return;
     const msg = t.closest('[data-testid="message"]');
     if (t.hasAttribute("data-open-thread")) {
@@ -115,6 +118,15 @@
       thread = "";
       pane.hidden = true;
       connect();
+    } else if (t.hasAttribute("data-stop-session")) {
+      // Slack's own Stop on the thread's agent session.
+      t.disabled = true;
+      try {
+        await post("/stop", { channel: channel, thread_ts: thread });
+      } catch (err) {
+        t.disabled = false;
+        console.warn(String(err));
+      }
     } else if (t.hasAttribute("data-view-json") && msg) {
       const pre = msg.querySelector(".pg-json");
       if (pre) pre.hidden = !pre.hidden;
