@@ -497,23 +497,25 @@ const (
 // short bursts without saying how long; the bursts here are small, so
 // the bot never counts on more than Slack grants.
 var DefaultSlackRateLimits = map[string]RateLimit{
-	"chat.postMessage":            {PerMinute: 60, Burst: 4, Per: PerChannel},
-	"chat.update":                 {PerMinute: 50, Burst: 8},   // tier 3
-	"chat.delete":                 {PerMinute: 50, Burst: 8},   // tier 3
-	"chat.postEphemeral":          {PerMinute: 100, Burst: 16}, // tier 4
-	"chat.startStream":            {PerMinute: 20, Burst: 3},   // tier 2
-	"chat.appendStream":           {PerMinute: 100, Burst: 16}, // tier 4
-	"chat.stopStream":             {PerMinute: 20, Burst: 3},   // tier 2
-	"agents.sessions.setStatus":   {PerMinute: 50, Burst: 8},   // tier 3
-	"agents.sessions.rename":      {PerMinute: 50, Burst: 8},   // tier 3
-	"reactions.add":               {PerMinute: 50, Burst: 8},   // tier 3
-	"reactions.remove":            {PerMinute: 20, Burst: 3},   // tier 2
-	"conversations.replies":       {PerMinute: 50, Burst: 8},   // tier 3
-	"conversations.info":          {PerMinute: 50, Burst: 8},   // tier 3
-	"conversations.list":          {PerMinute: 20, Burst: 3},   // tier 2
-	"conversations.open":          {PerMinute: 50, Burst: 8},   // tier 3
-	"users.info":                  {PerMinute: 100, Burst: 16}, // tier 4
-	"assistant.threads.setStatus": {PerMinute: 100, Burst: 16}, // tier 4
+	"chat.postMessage":             {PerMinute: 60, Burst: 4, Per: PerChannel},
+	"chat.update":                  {PerMinute: 50, Burst: 8},   // tier 3
+	"chat.delete":                  {PerMinute: 50, Burst: 8},   // tier 3
+	"chat.postEphemeral":           {PerMinute: 100, Burst: 16}, // tier 4
+	"chat.startStream":             {PerMinute: 20, Burst: 3},   // tier 2
+	"chat.appendStream":            {PerMinute: 100, Burst: 16}, // tier 4
+	"chat.stopStream":              {PerMinute: 20, Burst: 3},   // tier 2
+	"agents.sessions.setStatus":    {PerMinute: 50, Burst: 8},   // tier 3
+	"agents.sessions.rename":       {PerMinute: 50, Burst: 8},   // tier 3
+	"reactions.add":                {PerMinute: 50, Burst: 8},   // tier 3
+	"reactions.remove":             {PerMinute: 20, Burst: 3},   // tier 2
+	"conversations.replies":        {PerMinute: 50, Burst: 8},   // tier 3
+	"conversations.info":           {PerMinute: 50, Burst: 8},   // tier 3
+	"conversations.list":           {PerMinute: 20, Burst: 3},   // tier 2
+	"conversations.open":           {PerMinute: 50, Burst: 8},   // tier 3
+	"users.info":                   {PerMinute: 100, Burst: 16}, // tier 4
+	"assistant.threads.setStatus":  {PerMinute: 100, Burst: 16}, // tier 4
+	"files.getUploadURLExternal":   {PerMinute: 100, Burst: 16}, // tier 4
+	"files.completeUploadExternal": {PerMinute: 100, Burst: 16}, // tier 4
 }
 
 // History bounds the thread history given to a session.

@@ -32,25 +32,27 @@ type method struct {
 }
 
 var methods = map[string]method{
-	"auth.test":                   {fn: (*Server).authTest},
-	"apps.connections.open":       {appToken: true, fn: (*Server).connectionsOpen},
-	"chat.postMessage":            {fn: (*Server).chatPostMessage},
-	"chat.update":                 {fn: (*Server).chatUpdate},
-	"chat.delete":                 {fn: (*Server).chatDelete},
-	"chat.postEphemeral":          {fn: (*Server).chatPostEphemeral},
-	"conversations.replies":       {fn: (*Server).conversationsReplies},
-	"conversations.info":          {fn: (*Server).conversationsInfo},
-	"conversations.open":          {fn: (*Server).conversationsOpen},
-	"conversations.list":          {fn: (*Server).conversationsList},
-	"users.info":                  {fn: (*Server).usersInfo},
-	"reactions.add":               {fn: (*Server).reactionsAdd},
-	"reactions.remove":            {fn: (*Server).reactionsRemove},
-	"assistant.threads.setStatus": {fn: (*Server).assistantSetStatus},
-	"chat.startStream":            {fn: (*Server).chatStartStream},
-	"chat.appendStream":           {fn: (*Server).chatAppendStream},
-	"chat.stopStream":             {fn: (*Server).chatStopStream},
-	"agents.sessions.setStatus":   {fn: (*Server).agentsSetStatus},
-	"agents.sessions.rename":      {fn: (*Server).agentsRename},
+	"auth.test":                    {fn: (*Server).authTest},
+	"apps.connections.open":        {appToken: true, fn: (*Server).connectionsOpen},
+	"chat.postMessage":             {fn: (*Server).chatPostMessage},
+	"chat.update":                  {fn: (*Server).chatUpdate},
+	"chat.delete":                  {fn: (*Server).chatDelete},
+	"chat.postEphemeral":           {fn: (*Server).chatPostEphemeral},
+	"conversations.replies":        {fn: (*Server).conversationsReplies},
+	"conversations.info":           {fn: (*Server).conversationsInfo},
+	"conversations.open":           {fn: (*Server).conversationsOpen},
+	"conversations.list":           {fn: (*Server).conversationsList},
+	"users.info":                   {fn: (*Server).usersInfo},
+	"reactions.add":                {fn: (*Server).reactionsAdd},
+	"reactions.remove":             {fn: (*Server).reactionsRemove},
+	"assistant.threads.setStatus":  {fn: (*Server).assistantSetStatus},
+	"chat.startStream":             {fn: (*Server).chatStartStream},
+	"chat.appendStream":            {fn: (*Server).chatAppendStream},
+	"chat.stopStream":              {fn: (*Server).chatStopStream},
+	"agents.sessions.setStatus":    {fn: (*Server).agentsSetStatus},
+	"agents.sessions.rename":       {fn: (*Server).agentsRename},
+	"files.getUploadURLExternal":   {fn: (*Server).filesGetUploadURLExternal},
+	"files.completeUploadExternal": {fn: (*Server).filesCompleteUploadExternal},
 }
 
 // RateLimit makes the next n calls of method answer HTTP 429 with a
@@ -104,6 +106,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, name string) {
 	if status == http.StatusTooManyRequests {
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(retryAfter.Seconds())))))
 	}
+	if token == s.opts.BotToken {
+		w.Header().Set("X-OAuth-Scopes", strings.Join(s.botScopes(), ","))
+	}
 	errCode, _ := body["error"].(string)
 	s.calls = append(s.calls, Call{Method: name, At: time.Now(), Params: p, Status: status, Error: errCode})
 	s.notify()
@@ -147,7 +152,11 @@ func (s *Server) run(name, token string, p url.Values) (int, map[string]any) {
 	if inj, ok := take(s.failures, name); ok {
 		return http.StatusOK, map[string]any{"ok": false, "error": inj.err}
 	}
-	res, aerr := m.fn(s, p)
+	var res result
+	aerr := s.missingScope(name)
+	if aerr == nil {
+		res, aerr = m.fn(s, p)
+	}
 	if aerr != nil {
 		body := map[string]any{"ok": false, "error": aerr.code}
 		for k, v := range aerr.extra {
