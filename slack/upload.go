@@ -3,6 +3,7 @@ package slack
 import (
 	"context"
 	"strings"
+	"time"
 
 	slackapi "github.com/slack-go/slack"
 	"go.uber.org/zap"
@@ -30,6 +31,11 @@ import (
 
 // answerFileTitle is the title of every answer's file.
 const answerFileTitle = "Answer"
+
+// uploadTimeout bounds an upload's three calls together, so that an
+// answer whose upload hangs still has most of its minute to be posted as
+// messages.
+const uploadTimeout = 20 * time.Second
 
 // openingMax bounds the opening line the short message repeats.
 const openingMax = 300
@@ -72,6 +78,8 @@ func (r *run) asFile(ctx context.Context, log *zap.Logger, rep *agent.Report, ms
 // uploadFile uploads data as a file named name in the thread, waiting out
 // rate limits.
 func (b *Bot) uploadFile(ctx context.Context, channel, threadTS, name, title, data string) error {
+	ctx, cancel := context.WithTimeout(ctx, uploadTimeout)
+	defer cancel()
 	actx := ratelimit.WithPriority(ctx, ratelimit.Answer)
 	return withRetry(actx, func() error {
 		_, err := b.api.UploadFileContext(actx, slackapi.UploadFileParameters{

@@ -2,6 +2,7 @@ package slack_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -75,7 +76,9 @@ func TestALongAnswerOrAWideTableArrivesAsAShortMessageAndTheWholeAsAFile(t *test
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			w := bottest.Start(t, threeMessages, bottest.WithConfig(func(c *config.Config) { c.Slack.Display = tt.display }))
+			w := bottest.Start(t, threeMessages, bottest.WithConfig(func(c *config.Config) {
+				c.Slack.Display, c.Slack.RateLimits = tt.display, maps.Clone(config.DefaultSlackRateLimits)
+			}))
 			want := tt.answer
 			if want != "" {
 				w.Model.Push(llmtest.TextReport(tt.answer))
@@ -106,6 +109,11 @@ func TestALongAnswerOrAWideTableArrivesAsAShortMessageAndTheWholeAsAFile(t *test
 			}
 			if len(short) != 1 || !strings.Contains(string(short[0].Blocks), tt.reason) || !strings.Contains(string(short[0].Blocks), "positive:") {
 				t.Fatalf("want one short message saying why (%q) with the feedback buttons, got %d: %+v", tt.reason, len(short), short)
+			}
+			stats := w.Bots[0].RateStats().Methods
+			if stats["files.getUploadURLExternal"].Calls != 1 || stats["files.completeUploadExternal"].Calls != 1 ||
+				stats["files.completeUploadExternal"].PerMinute != 100 || stats["other"].Calls != 1 || stats[up.ID].Calls != 0 {
+				t.Errorf("the upload's calls did not each pass the limiter under their own names: %+v", stats)
 			}
 			if tt.display == config.DisplayStream {
 				s := streamOf(w, channel, ts, "the stream ended with the short message", ended)
