@@ -194,3 +194,23 @@ func TestAnAnswerGoneAsAFileCarriesNoPingAndNoDisguisedLinkInItsShortMessage(t *
 		}
 	}
 }
+
+func TestAnAnswerOfThreeMessagesStaysMessages(t *testing.T) {
+	t.Parallel()
+	w := bottest.Start(t, threeMessages)
+	var msgs []any
+	for i := range 3 {
+		msgs = append(msgs, map[string]any{"blocks": []any{llmtest.Section(fmt.Sprintf("¶%d part %d of the answer.", i, i))}})
+	}
+	w.Model.Push(llmtest.SlackReport(msgs))
+	ts := w.Slack.Mention(channel, asker, "how did the deployment go?")
+	w.Answered(channel, ts, "¶2")
+	for i := range 3 {
+		if n := holding(w, channel, ts, fmt.Sprintf("¶%d ", i)); n != 1 {
+			t.Errorf("part %d is in %d messages, want 1", i, n)
+		}
+	}
+	if calls := w.Slack.Calls("files.getUploadURLExternal"); len(calls) != 0 {
+		t.Errorf("an answer within slack.max_answer_messages was uploaded: %+v", calls)
+	}
+}
