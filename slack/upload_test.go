@@ -46,6 +46,10 @@ func wideTable(cols int) string {
 	return "Results:\n\n| " + strings.Join(head, " | ") + " |\n| " + strings.Join(rule, " | ") + " |\n| " + strings.Join(row, " | ") + " |\n"
 }
 
+// jsonUnescaper undoes the escapes of <, > and & that JSON encoders
+// write, so a search of posted blocks finds Slack's tokens.
+var jsonUnescaper = strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&")
+
 // sharedFile waits for the one file the bot shares in the thread ts.
 func sharedFile(w *bottest.World, ts string) emulator.Upload {
 	w.T.Helper()
@@ -177,7 +181,7 @@ func TestAnAnswerGoneAsAFileCarriesNoPingAndNoDisguisedLinkInItsShortMessage(t *
 	up := sharedFile(w, ts)
 	thread := w.Answered(channel, ts, "in the file answer.md")
 	for _, m := range bottest.BotMessages(thread) {
-		text := bottest.MessageText(m)
+		text := jsonUnescaper.Replace(bottest.MessageText(m))
 		for _, ping := range []string{"<!channel>", "<!here>", "<@U0EVE>", "|https://slack.com/signin>", "|https://bank.example>"} {
 			if strings.Contains(text, ping) {
 				t.Errorf("a message in the bot's name carries %s: %.300s", ping, text)
