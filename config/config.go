@@ -521,7 +521,9 @@ var DefaultSlackRateLimits = map[string]RateLimit{
 	"users.info":                  {PerMinute: 100, Burst: 16}, // tier 4
 	"assistant.threads.setStatus": {PerMinute: 100, Burst: 16}, // tier 4
 
-	"assistant.threads.setSuggestedPrompts": {PerMinute: 50, Burst: 8}, // tier 3: below the tier 4 of Slack's reference
+	"assistant.threads.setSuggestedPrompts": {PerMinute: 50, Burst: 8},   // tier 3: below the tier 4 of Slack's reference
+	"files.getUploadURLExternal":            {PerMinute: 100, Burst: 16}, // tier 4
+	"files.completeUploadExternal":          {PerMinute: 100, Burst: 16}, // tier 4
 }
 
 // History bounds the thread history given to a session.

@@ -215,18 +215,23 @@ func (r *run) answer(ctx context.Context, log *zap.Logger, res *agent.Result, st
 		note, status = fmt.Sprintf("_Stopped by <@%s>._", stopper), "stopped"
 	}
 	msgs := rep.Slack
-	if len(msgs) == 0 || rep.Synthetic() {
+	written := len(msgs) > 0 && !rep.Synthetic()
+	if !written {
 		msgs = answerFromText(rep.Text(), note)
-	} else if note != "" {
-		msgs = append(msgs, noteMessage(note))
 	}
-	msgs = r.withFeedback(msgs, rep, stopper)
 	pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer pcancel()
 	_ = b.records.putSession(pctx, state.SessionRecord{ID: r.id, User: r.req.user, Channel: r.req.channel,
 		ThreadTS: r.req.threadTS, Agent: r.agent.Name, Status: status, Turns: res.Turns, ToolCalls: res.ToolCalls,
 		InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens, CostUSD: res.Usage.CostUSD,
 		Started: started, Duration: time.Since(started), Report: tools.Snippet(rep.Text(), maxRecordedReport)})
+	if written {
+		msgs = r.asFile(pctx, log, rep, msgs)
+		if note != "" {
+			msgs = append(msgs, noteMessage(note))
+		}
+	}
+	msgs = r.withFeedback(msgs, rep, stopper)
 	if err := r.display.replaceWith(pctx, msgs); err != nil {
 		log.Warn("the answer could not be posted", zap.Error(slackError(err)))
 	}

@@ -15,7 +15,8 @@ import (
 
 // SlackTransport wraps the transport of the Slack Web API client so that
 // every request is counted by method (the last element of the URL's path,
-// "chat.postMessage"), with its duration, its 429s and its errors: Slack's
+// "chat.postMessage"; "other" for a path outside /api/, such as a file's
+// upload URL, whose last element is unique), with its duration, its 429s and its errors: Slack's
 // own error code from an {"ok":false,"error":"…"} answer, http_<status>
 // for another failed status, transport when no answer came. It sees each
 // request on the wire, so a request retried after a 429 counts twice.
@@ -49,7 +50,7 @@ var (
 
 func (t *slackTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	method := path.Base(req.URL.Path)
-	if !methodRe.MatchString(method) {
+	if !methodRe.MatchString(method) || path.Base(path.Dir(req.URL.Path)) != "api" {
 		method = "other"
 	}
 	start := time.Now()

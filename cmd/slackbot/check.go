@@ -185,6 +185,7 @@ func checkSlack(ctx context.Context, s config.Slack, timeout time.Duration) []ch
 	rows := make([]checkRow, 0, 2)
 
 	row := checkRow{Component: "slack bot token", Status: checkFail}
+	var scopeRow *checkRow // the bot token's scopes, when Slack lists them
 	switch {
 	case bot == "":
 		row.Detail = "slack.bot_token is not set (OAuth & Permissions → Bot User OAuth Token, xoxb-…)"
@@ -192,7 +193,9 @@ func checkSlack(ctx context.Context, s config.Slack, timeout time.Duration) []ch
 		row.Detail = "slack.bot_token is not a bot token, which starts with xoxb- (OAuth & Permissions → Bot User OAuth Token)"
 	default:
 		cctx, cancel := context.WithTimeout(ctx, timeout)
-		api := slack.New(bot, slack.OptionAPIURL(s.APIURL), slack.OptionHTTPClient(client))
+		var scopes []string
+		api := slack.New(bot, slack.OptionAPIURL(s.APIURL), slack.OptionHTTPClient(client),
+			slack.OptionOnResponseHeaders(func(_ string, h http.Header) { scopes = h.Values("X-OAuth-Scopes") }))
 		res, err := api.AuthTestContext(cctx)
 		cancel()
 		if err != nil {
@@ -200,9 +203,15 @@ func checkSlack(ctx context.Context, s config.Slack, timeout time.Duration) []ch
 		} else {
 			row.Status = checkOK
 			row.Detail = fmt.Sprintf("team %s (%s), bot user @%s (%s)", res.Team, res.TeamID, res.User, res.UserID)
+			if sr, ok := botScopesRow(strings.Join(scopes, ","), scopes != nil); ok {
+				scopeRow = &sr
+			}
 		}
 	}
 	rows = append(rows, row)
+	if scopeRow != nil {
+		rows = append(rows, *scopeRow)
+	}
 
 	row = checkRow{Component: "slack app token", Status: checkFail}
 	switch {

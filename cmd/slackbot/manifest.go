@@ -114,9 +114,11 @@ var manifestBotEvents = []string{
 
 // manifestBotScopes are the scopes those events and the bot's replies
 // need: each message.* event needs the matching :history scope, the
-// slash command needs commands, the agent view (its status, suggested prompts and titles) needs assistant:write,
-// progress reactions need reactions:write, and the channel list that
-// resolves rules by name needs the :read scope of each kind of channel.
+// slash command needs commands, the agent view (its status, suggested
+// prompts and titles) needs assistant:write, progress reactions need
+// reactions:write, the channel list that resolves rules by name needs the
+// :read scope of each kind of channel, reading the files people attach
+// needs files:read and answering with a file needs files:write.
 var manifestBotScopes = []string{
 	"app_mentions:read",
 	"chat:write",
@@ -133,6 +135,8 @@ var manifestBotScopes = []string{
 	"reactions:write",
 	"commands",
 	"assistant:write",
+	"files:read",
+	"files:write",
 }
 
 // Slack refuses a manifest whose app name is longer than this.

@@ -135,6 +135,9 @@ func (s *Server) messageJSON(m *Message) map[string]any {
 	if m.Blocks != nil {
 		out["blocks"] = m.Blocks
 	}
+	if files := s.uploadedFilesJSON(m); files != nil {
+		out["files"] = files
+	}
 	if len(m.History) > 0 {
 		out["edited"] = map[string]any{"user": m.User, "ts": strconv.FormatInt(m.History[len(m.History)-1].At.Unix(), 10) + ".000000"}
 	}

@@ -43,6 +43,8 @@ func SlackLimits() map[string]Limit {
 		"agents.sessions.rename":      tier(tier3),
 
 		"assistant.threads.setSuggestedPrompts": tier(tier3),
+		"files.getUploadURLExternal":            tier(tier4),
+		"files.completeUploadExternal":          tier(tier4),
 	}
 }
 

@@ -126,6 +126,10 @@ type Server struct {
 	agentSessions map[string]*AgentSession
 	responses     map[string]*responseURL
 	posts         []ResponseURLPost
+	// uploads are the files the bot uploaded (uploads.go), scopes the bot
+	// token's when SetScopes changed them (scopes.go); nil until used.
+	uploads map[string]*upload
+	scopes  []string
 
 	// prompts are the suggested prompts set, by channel and thread; nil
 	// until used.
@@ -237,6 +241,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveWS(w, r)
 	case strings.HasPrefix(p, "/response/"):
 		s.serveResponseURL(w, r, strings.TrimPrefix(p, "/response/"))
+	case strings.HasPrefix(p, "/upload/v1/"):
+		s.serveUpload(w, r, strings.TrimPrefix(p, "/upload/v1/"))
 	default:
 		http.NotFound(w, r)
 	}

@@ -53,6 +53,8 @@ var methods = map[string]method{
 	"agents.sessions.rename":      {fn: (*Server).agentsRename},
 
 	"assistant.threads.setSuggestedPrompts": {fn: (*Server).assistantSetSuggestedPrompts},
+	"files.getUploadURLExternal":            {fn: (*Server).filesGetUploadURLExternal},
+	"files.completeUploadExternal":          {fn: (*Server).filesCompleteUploadExternal},
 }
 
 // RateLimit makes the next n calls of method answer HTTP 429 with a
@@ -106,6 +108,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, name string) {
 	if status == http.StatusTooManyRequests {
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(retryAfter.Seconds())))))
 	}
+	if token == s.opts.BotToken {
+		w.Header().Set("X-OAuth-Scopes", strings.Join(s.botScopes(), ","))
+	}
 	errCode, _ := body["error"].(string)
 	s.calls = append(s.calls, Call{Method: name, At: time.Now(), Params: p, Status: status, Error: errCode})
 	s.notify()
@@ -149,7 +154,11 @@ func (s *Server) run(name, token string, p url.Values) (int, map[string]any) {
 	if inj, ok := take(s.failures, name); ok {
 		return http.StatusOK, map[string]any{"ok": false, "error": inj.err}
 	}
-	res, aerr := m.fn(s, p)
+	var res result
+	aerr := s.missingScope(name)
+	if aerr == nil {
+		res, aerr = m.fn(s, p)
+	}
 	if aerr != nil {
 		body := map[string]any{"ok": false, "error": aerr.code}
 		for k, v := range aerr.extra {

@@ -201,6 +201,11 @@ func (l *Transport) SetWorkspace(team string) {
 // queued does not count against it.
 func (l *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	method := path.Base(req.URL.Path)
+	if path.Base(path.Dir(req.URL.Path)) != "api" {
+		// Not a Web API method (a file's upload URL, a response_url): one
+		// name for all of them, as each such path is unique.
+		method = "other"
+	}
 	lim, limited := l.limits[method]
 	channel := ""
 	if limited && lim.perChannel {
