@@ -126,6 +126,9 @@ type Server struct {
 	agentSessions map[string]*AgentSession
 	responses     map[string]*responseURL
 	posts         []ResponseURLPost
+	// files and downloads are the attached files (files.go); nil until used.
+	files     map[string]*storedFile
+	downloads []Download
 
 	conns     map[int]*conn
 	envelopes map[string]*envelope
@@ -233,6 +236,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveWS(w, r)
 	case strings.HasPrefix(p, "/response/"):
 		s.serveResponseURL(w, r, strings.TrimPrefix(p, "/response/"))
+	case strings.HasPrefix(p, "/files-pri/"):
+		s.serveFile(w, r, strings.TrimPrefix(p, "/files-pri/"))
+	case p == "/signin":
+		serveSignIn(w, r)
 	default:
 		http.NotFound(w, r)
 	}
