@@ -147,7 +147,7 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	// max_session_duration, and cannot take longer.
 	limit := cmp.Or(r.agent.MaxSessionDuration.D(), config.DefaultMaxSessionDuration)
 	hctx, hcancel := context.WithDeadline(ctx, started.Add(limit))
-	history, abandoned := b.history(hctx, r.req, r.display.messageTS())
+	history, abandoned, shared := b.history(hctx, r.req, r.display.messageTS())
 	files := r.attachments(hctx, log)
 	hcancel()
 	b.closeAbandoned(ctx, r.req.channel, b.withoutLive(ctx, abandoned))
@@ -162,7 +162,7 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 		obs = agent.Tee(obs, func(e agent.Event) { b.watch(where, e) })
 	}
 	res := b.runner.Run(ctx, agent.Input{Agent: r.agent, Format: config.FormatSlackBlockKit, History: history,
-		Prompt: r.req.text, Files: files, Observer: obs, SessionID: r.id, Started: started})
+		Prompt: r.req.text, Files: files, Tools: r.threadTools(shared), Observer: obs, SessionID: r.id, Started: started})
 	r.admission.spend(context.WithoutCancel(ctx), res.Usage)
 	// No update may land after the answer: the updater is
 	// stopped, and waited for, first.
