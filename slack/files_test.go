@@ -270,6 +270,10 @@ func TestAFileOfAnEarlierMessageIsFetchedByTheModelAndOnlyThisThreadsFiles(t *te
 	root := w.Slack.Share(channel, "", asker, bot+"here is the log", f)
 	w.Answered(channel, root, "Got the log")
 	downloads := len(w.Slack.Downloads())
+	reqs := w.Model.Requests()
+	if attached := lastUser(reqs[len(reqs)-1]).Content; !attachmentHandle.MatchString(attached) || len(attached) > 4096 {
+		t.Errorf("the 5 MB log attached to the question did not become a handle: %.300q", attached)
+	}
 
 	var firstTurn, refusal, fetched, grepped string
 	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
