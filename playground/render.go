@@ -63,13 +63,15 @@ type messageView struct {
 	InList                bool // in the channel's list, rather than the thread pane
 	JSON, Builder         string
 	Ephemeral             bool // shown only to the person it was sent to
+	Files                 []fileView
 }
 
 // fragment draws one message for the list or the thread pane.
 func (p *Playground) fragment(m emulator.Message, inList bool, replies int, reactions []string) string {
 	v := messageView{Channel: m.Channel, TS: m.TS, ThreadTS: m.ThreadTS, Bot: m.BotID != "",
 		Author: p.author(m), Time: stamp(m.TS), Edited: len(m.History) > 0,
-		Content: p.drawer.Message(m.Blocks, m.Text), Reactions: reactions, Replies: replies, InList: inList}
+		Content: p.drawer.Message(m.Blocks, m.Text), Reactions: reactions, Replies: replies, InList: inList,
+		Files: p.fileViews(m.Files)}
 	v.Initial = strings.ToUpper(v.Author[:1])
 	if len(m.Blocks) > 0 {
 		v.JSON, v.Builder = blocksJSON(m.Blocks)

@@ -186,3 +186,15 @@ func serveSignIn(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_, _ = w.Write([]byte("<!DOCTYPE html><html><head><title>Sign in | Slack</title></head><body>Sign in to your workspace.</body></html>"))
 }
+
+// FileData is a stored file's description and bytes (the playground shows
+// pictures and offers downloads from it).
+func (s *Server) FileData(id string) (File, []byte, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, ok := s.files[id]
+	if !ok {
+		return File{}, nil, false
+	}
+	return f.File, f.data, true
+}
