@@ -61,6 +61,7 @@ type attachedFile struct {
 	attach.File
 	url      string // url_private_download
 	external bool   // a link to another service: nothing to download from Slack
+	hidden   bool   // hidden by the workspace's plan (older than its history limit)
 }
 
 // filesOf keeps what the headend needs of a message's files[].
@@ -72,7 +73,7 @@ func filesOf(files []slackapi.File) []attachedFile {
 		}
 		out = append(out, attachedFile{
 			File: attach.File{ID: f.ID, Name: f.Name, Type: f.Mimetype, Size: int64(f.Size)},
-			url:  f.URLPrivateDownload, external: f.IsExternal || f.Mode == "external",
+			url:  f.URLPrivateDownload, external: f.IsExternal || f.Mode == "external", hidden: f.Mode == "hidden_by_limit",
 		})
 	}
 	return out
@@ -125,6 +126,9 @@ func (r *run) attachments(ctx context.Context, log *zap.Logger) []attach.File {
 // was not read.
 func (r *run) download(ctx context.Context, f attachedFile) ([]byte, string) {
 	name := attach.DisplayName(f.Name)
+	if f.hidden {
+		return nil, name + " was not read: the workspace's plan hides it from apps."
+	}
 	if f.external || f.url == "" {
 		return nil, name + " was not read: it is a link to another service, not a file in Slack."
 	}
