@@ -83,3 +83,60 @@ func TestAPDFWhoseFirstPageIsAFlateBombIsAnError(t *testing.T) {
 		t.Fatalf("PDFText = %d bytes, %v; want ErrPDFInflated", len(text), err)
 	}
 }
+
+// flatePDF writes a PDF of n pages, each a Flate content stream showing
+// fifty lines of text.
+func flatePDF(b *testing.B, n int) []byte {
+	b.Helper()
+	var out bytes.Buffer
+	var offsets []int
+	obj := func(body string) {
+		offsets = append(offsets, out.Len())
+		fmt.Fprintf(&out, "%d 0 obj\n%s\nendobj\n", len(offsets), body)
+	}
+	out.WriteString("%PDF-1.4\n")
+	kids := make([]string, n)
+	for i := range kids {
+		kids[i] = fmt.Sprintf("%d 0 R", 4+2*i)
+	}
+	obj("<< /Type /Catalog /Pages 2 0 R >>")
+	obj(fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), n))
+	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+	for i := range n {
+		obj(fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R /Resources << /Font << /F1 3 0 R >> >> >>", 5+2*i))
+		var content strings.Builder
+		content.WriteString("BT /F1 10 Tf 72 740 Td 12 TL\n")
+		for l := range 50 {
+			fmt.Fprintf(&content, "(Page %d line %d: the quarterly figures are in the appendix) ' \n", i+1, l+1)
+		}
+		content.WriteString("ET")
+		var z bytes.Buffer
+		zw := zlib.NewWriter(&z)
+		_, _ = zw.Write([]byte(content.String()))
+		_ = zw.Close()
+		offsets = append(offsets, out.Len())
+		fmt.Fprintf(&out, "%d 0 obj\n<< /Length %d /Filter /FlateDecode >>\nstream\n", len(offsets), z.Len())
+		out.Write(z.Bytes())
+		out.WriteString("\nendstream\nendobj\n")
+	}
+	xref := out.Len()
+	fmt.Fprintf(&out, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
+	for _, o := range offsets {
+		fmt.Fprintf(&out, "%010d 00000 n \n", o)
+	}
+	fmt.Fprintf(&out, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, xref)
+	return out.Bytes()
+}
+
+// BenchmarkPDFTextOfAHundredPages is the cost of reading an ordinary
+// document, the inflation budget's first pass over each page included.
+func BenchmarkPDFTextOfAHundredPages(b *testing.B) {
+	data := flatePDF(b, 100)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		text, err := attach.PDFText(data)
+		if err != nil || !strings.Contains(text, "Page 100 line 50") {
+			b.Fatalf("PDFText: %v, %d bytes", err, len(text))
+		}
+	}
+}
