@@ -83,6 +83,9 @@ func (s *session) dispatch(ctx context.Context, c *llm.ToolCall, op *Op, parent 
 	case c.Name == ToolOutputTool && s.storing():
 		info.Namespace = nsAgent
 		out = s.toolOutput(ctx, c, op)
+	case s.sessionTool(c.Name) != nil:
+		info.Namespace = nsAgent
+		out = s.runSessionTool(ctx, s.sessionTool(c.Name), c)
 	case !s.offered[c.Name]:
 		info.Failure = string(tools.FailUnknownTool)
 		out = callOutcome{s.unknownTool(c.Name), true}

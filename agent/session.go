@@ -73,6 +73,9 @@ type Input struct {
 	// goes in the session's tool_output store, behind a handle) or a line
 	// naming each (see attach.Prepare).
 	Files []attach.File
+	// Tools are offered to this session alone, beside its agent's tools
+	// (see SessionTool).
+	Tools []SessionTool
 	// Observer receives the session's events (optional).
 	Observer Observer
 	// SessionID names the session in events and logs ("" makes one up).
@@ -302,7 +305,7 @@ func (s *session) run(ctx context.Context) (*Result, *handoff) {
 		nonce = randomID(4)
 	}
 	s.xml = newXMLFinal(nonce)
-	s.guard = newGuard(s.budget(), s.toolSet.tokens)
+	s.guard = newGuard(s.budget(), s.toolSet.tokens+toolDefsTokens(s.sessionDefs()))
 	dynamic := sessionPrompt(s.format, nonce, start)
 	s.msgs = append(s.msgs, llm.Message{Role: llm.RoleSystem, Content: s.prompt + dynamic})
 	s.guard.addPrompt(&s.msgs[0], len(s.prompt), s.promptTok)
@@ -448,6 +451,9 @@ func (s *session) callModel(ctx context.Context, final bool) (*llm.Response, err
 		defs, choice = s.finalDefs, llm.ToolChoiceRequired
 	case s.storing():
 		defs = append(defs[:len(defs):len(defs)], toolOutputDef)
+	}
+	if !final && len(s.in.Tools) > 0 {
+		defs = append(defs[:len(defs):len(defs)], s.sessionDefs()...)
 	}
 	op := s.turnOp.child("llm", "model call", s.now())
 	req := &llm.Request{

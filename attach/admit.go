@@ -80,3 +80,7 @@ func displayName(name string) string {
 	}
 	return string(out)
 }
+
+// DisplayName is a file's name as the reasons and turn content write it:
+// at most 80 characters, no line breaks.
+func DisplayName(name string) string { return displayName(name) }

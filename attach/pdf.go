@@ -36,8 +36,17 @@ func PDFText(data []byte) (text string, err error) {
 	}
 	var b strings.Builder
 	found := false
+	left := int64(MaxPDFInflated)
 	for n, p := range pages {
 		i := n + 1
+		if left, err = inflate(p, left); err != nil {
+			if i == 1 {
+				return "", ErrPDFInflated
+			}
+			fmt.Fprintf(&b, "--- the pages from page %d on were not read: the document inflates to more than %s ---\n", i, FormatSize(MaxPDFInflated))
+			more = false
+			break
+		}
 		// Fonts are named per page (two pages' F1 may differ), so each
 		// page reads its own.
 		t, err := p.GetPlainText(nil)

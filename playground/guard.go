@@ -66,9 +66,9 @@ func (p *Playground) guard(next http.Handler) http.Handler {
 			}
 		}
 		switch r.URL.Path {
-		case "/send", "/click", "/stop", "/events":
+		case "/send", "/click", "/stop", "/events", "/attach", "/file":
 			got := r.Header.Get(tokenHeader)
-			if r.URL.Path == "/events" {
+			if r.URL.Path == "/events" || r.URL.Path == "/file" {
 				got = r.URL.Query().Get(tokenParam)
 			}
 			if subtle.ConstantTimeCompare([]byte(got), []byte(p.token)) != 1 {

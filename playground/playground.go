@@ -103,6 +103,8 @@ func (p *Playground) Handler() http.Handler {
 	mux.HandleFunc("POST /send", p.send)
 	mux.HandleFunc("POST /click", p.click)
 	mux.HandleFunc("POST /stop", p.stopSession)
+	mux.HandleFunc("POST /attach", p.attachFile)
+	mux.HandleFunc("GET /file", p.file)
 	return p.guard(mux)
 }
 
@@ -134,6 +136,8 @@ type sendRequest struct {
 	Channel  string `json:"channel"`
 	ThreadTS string `json:"thread_ts"`
 	Text     string `json:"text"`
+	// Files are ids /attach gave.
+	Files []string `json:"files"`
 }
 
 // sendResponse names the message posted and the thread to show.
@@ -151,8 +155,13 @@ func (p *Playground) send(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	text := strings.TrimSpace(req.Text)
-	if text == "" || (req.Channel != General && req.Channel != p.dm) {
-		http.Error(w, "a message needs text and a known channel", http.StatusBadRequest)
+	if text == "" && len(req.Files) == 0 || (req.Channel != General && req.Channel != p.dm) {
+		http.Error(w, "a message needs text or files, and a known channel", http.StatusBadRequest)
+		return
+	}
+	files, err := p.sharedFiles(req.Files)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	var resp sendResponse
@@ -160,10 +169,10 @@ func (p *Playground) send(w http.ResponseWriter, r *http.Request) {
 	case req.ThreadTS == "" && (text == p.slash || strings.HasPrefix(text, p.slash+" ")):
 		resp.Thread = p.slashCommand(r, req.Channel, strings.TrimSpace(strings.TrimPrefix(text, p.slash)))
 	case req.Channel == p.dm && req.ThreadTS == "":
-		_, resp.TS = p.srv.DM(User, p.mentions(text))
+		_, resp.TS = p.srv.ShareDM(User, p.mentions(text), files...)
 		resp.Thread = resp.TS
 	default:
-		resp.TS = p.srv.Reply(req.Channel, req.ThreadTS, User, p.mentions(text))
+		resp.TS = p.srv.Share(req.Channel, req.ThreadTS, User, p.mentions(text), files...)
 		resp.Thread = cmpOr(req.ThreadTS, resp.TS)
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -63,6 +63,7 @@ type messageView struct {
 	InList                bool // in the channel's list, rather than the thread pane
 	JSON, Builder         string
 	Ephemeral             bool // shown only to the person it was sent to
+	Files                 []fileView
 }
 
 // fragment draws one message for the list or the thread pane; st is the
@@ -70,7 +71,7 @@ type messageView struct {
 func (p *Playground) fragment(m emulator.Message, st *emulator.Stream, inList bool, replies int, reactions []string) string {
 	v := messageView{Channel: m.Channel, TS: m.TS, ThreadTS: m.ThreadTS, Bot: m.BotID != "",
 		Author: p.author(m), Time: stamp(m.TS), Edited: len(m.History) > 0,
-		Reactions: reactions, Replies: replies, InList: inList}
+		Reactions: reactions, Replies: replies, InList: inList, Files: p.fileViews(m.Files)}
 	if st != nil {
 		v.Content = p.streamed(*st)
 	} else {

@@ -24,6 +24,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/slackbot/slackbot/agent"
+	"github.com/slackbot/slackbot/attach"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/redact"
 	"github.com/slackbot/slackbot/slack/ratelimit"
@@ -109,6 +110,7 @@ type Bot struct {
 	connected atomic.Bool // the Socket Mode connection is up
 
 	limiter *ratelimit.Transport // every Web API call waits here for its rate budget
+	fetcher *attach.Fetcher      // downloads attached files (files.go)
 	pace    *ratelimit.Pacer     // how often progress messages may be refreshed
 
 	botUserID, botID, teamID string
@@ -195,6 +197,7 @@ func New(o Options) (*Bot, error) {
 	hc.Transport = b.limiter
 	b.pace = &ratelimit.Pacer{Base: cfg.ProgressInterval.D(), Rate: func() float64 { return b.limiter.Rate("chat.update") }, Cause: redact.Cause}
 	b.metrics.WatchBudgets(b.budgets)
+	b.fetcher = newFetcher(cfg)
 	b.api = slackapi.New(cfg.BotToken.Reveal(), slackapi.OptionAPIURL(cfg.APIURL),
 		slackapi.OptionAppLevelToken(cfg.AppToken.Reveal()), slackapi.OptionHTTPClient(hc))
 	return b, nil

@@ -25,7 +25,7 @@ func (b *Bot) onEvent(ctx context.Context, ev slackevents.EventsAPIEvent) {
 			thread = e.TimeStamp
 		}
 		b.start(request{kind: kindMention, channel: e.Channel, user: e.User, text: b.stripMention(e.Text), ts: e.TimeStamp, threadTS: thread,
-			team: eventTeam(ev)})
+			team: eventTeam(ev), files: filesOf(e.Files)})
 	case *slackevents.MessageEvent:
 		b.onMessage(ctx, e, eventTeam(ev))
 	case *slackevents.AgentSessionStoppedEvent:
@@ -57,9 +57,13 @@ func (b *Bot) onMessage(ctx context.Context, e *slackevents.MessageEvent, team s
 	if thread == "" {
 		thread = e.TimeStamp
 	}
+	var files []attachedFile
+	if e.Message != nil {
+		files = filesOf(e.Message.Files)
+	}
 	if e.IsIM() {
 		if onOff(b.cfg.DMs) {
-			b.start(request{kind: kindDM, channel: e.Channel, user: e.User, text: b.stripMention(e.Text), ts: e.TimeStamp, threadTS: thread, team: team})
+			b.start(request{kind: kindDM, channel: e.Channel, user: e.User, text: b.stripMention(e.Text), ts: e.TimeStamp, threadTS: thread, team: team, files: files})
 		}
 		return
 	}
@@ -72,7 +76,8 @@ func (b *Bot) onMessage(ctx context.Context, e *slackevents.MessageEvent, team s
 	if err != nil || !ours {
 		return
 	}
-	b.start(request{kind: kindMention, channel: e.Channel, user: e.User, text: e.Text, ts: e.TimeStamp, threadTS: thread, followup: true, team: team})
+	b.start(request{kind: kindMention, channel: e.Channel, user: e.User, text: e.Text, ts: e.TimeStamp, threadTS: thread, followup: true, team: team,
+		files: files})
 }
 
 func (b *Bot) onSlash(ctx context.Context, evt socketmode.Event) {

@@ -14,15 +14,17 @@ import (
 // history is the thread so far as user and assistant turns, oldest first,
 // without the question itself, bounded by slack.history. Progress messages
 // are not part of it: the one at own is this session's, and any other was
-// left by a session that died, and is returned as abandoned.
-func (b *Bot) history(ctx context.Context, req request, own string) (turns []llm.Message, abandoned []slackapi.Message) {
+// left by a session that died, and is returned as abandoned. The files of
+// the messages in it are listed in their turns, and returned: the model may
+// fetch those (threadfiles.go).
+func (b *Bot) history(ctx context.Context, req request, own string) (turns []llm.Message, abandoned []slackapi.Message, files []threadFile) {
 	if req.threadTS == "" || req.threadTS == req.ts && !req.followup {
-		return nil, nil
+		return nil, nil, nil
 	}
 	msgs, err := b.replies(ctx, req.channel, req.threadTS)
 	if err != nil {
 		b.log.Warn("thread history unavailable; answering without it", zap.Error(slackError(err)))
-		return nil, nil
+		return nil, nil, nil
 	}
 	var out []llm.Message
 	chars := 0
@@ -35,7 +37,7 @@ func (b *Bot) history(ctx context.Context, req request, own string) (turns []llm
 			}
 			continue
 		}
-		if m.Timestamp == req.ts || strings.TrimSpace(m.Text) == "" {
+		if m.Timestamp == req.ts || strings.TrimSpace(m.Text) == "" && len(m.Files) == 0 {
 			continue
 		}
 		var msg llm.Message
@@ -48,14 +50,17 @@ func (b *Bot) history(ctx context.Context, req request, own string) (turns []llm
 		} else {
 			msg = llm.Message{Role: llm.RoleUser, Content: names.name(ctx, m.User) + ": " + names.mentions(ctx, b.stripMention(m.Text))}
 		}
+		listed, shared := listFiles(ctx, names, m)
+		msg.Content += listed
 		if chars+len(msg.Content) > b.cfg.History.MaxChars {
 			break
 		}
 		chars += len(msg.Content)
 		out = append(out, msg)
+		files = append(files, shared...)
 	}
 	slices.Reverse(out)
-	return out, abandoned
+	return out, abandoned, files
 }
 
 // maxThreadRead bounds how many messages of a thread are read to find its

@@ -37,6 +37,8 @@ type request struct {
 	ts       string // the user's message ("" for the slash command)
 	threadTS string // where the answer goes ("" for the slash command: a new message)
 	followup bool
+	// files are the files attached to the message (files.go).
+	files []attachedFile
 	// team and enterprise are the asker's as the payload tells them ("" where
 	// it does not).
 	team, enterprise string
@@ -93,7 +95,7 @@ func (b *Bot) handle(req request) {
 	}
 	defer adm.release()
 	ctx = withVoice(ctx, req, a)
-	if strings.TrimSpace(req.text) == "" {
+	if strings.TrimSpace(req.text) == "" && len(req.files) == 0 {
 		req.text = "Hello!"
 	}
 	r := &run{b: b, req: req, agent: a, admission: adm, received: received, id: adm.id}
@@ -145,7 +147,8 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	// max_session_duration, and cannot take longer.
 	limit := cmp.Or(r.agent.MaxSessionDuration.D(), config.DefaultMaxSessionDuration)
 	hctx, hcancel := context.WithDeadline(ctx, started.Add(limit))
-	history, abandoned := b.history(hctx, r.req, r.display.messageTS())
+	history, abandoned, shared := b.history(hctx, r.req, r.display.messageTS())
+	files := r.attachments(hctx, log)
 	hcancel()
 	b.closeAbandoned(ctx, r.req.channel, b.withoutLive(ctx, abandoned))
 	history, dropped := agent.TrimHistory(r.agent, history, r.req.text)
@@ -159,7 +162,7 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 		obs = agent.Tee(obs, func(e agent.Event) { b.watch(where, e) })
 	}
 	res := b.runner.Run(ctx, agent.Input{Agent: r.agent, Format: config.FormatSlackBlockKit, History: history,
-		Prompt: b.withViewContext(ctx, r.req), Observer: obs, SessionID: r.id, Started: started})
+		Prompt: b.withViewContext(ctx, r.req), Files: files, Tools: r.threadTools(shared), Observer: obs, SessionID: r.id, Started: started})
 	r.admission.spend(context.WithoutCancel(ctx), res.Usage)
 	// No update may land after the answer: the updater is
 	// stopped, and waited for, first.

@@ -46,7 +46,7 @@ func (s *Server) Reply(channel, threadTS, user, text string) (ts string) {
 }
 
 // userMessage records and delivers a person's message; s.mu held.
-func (s *Server) userMessage(c *channel, threadTS, user, text string) *Message {
+func (s *Server) userMessage(c *channel, threadTS, user, text string, files ...File) *Message {
 	ts := s.nextTS()
 	if !c.im && strings.Contains(text, "<@"+s.opts.BotUserID+">") {
 		ev := map[string]any{"type": "app_mention", "user": user, "text": text, "ts": ts, "channel": c.id, "event_ts": ts, "team": s.opts.TeamID}
@@ -54,9 +54,12 @@ func (s *Server) userMessage(c *channel, threadTS, user, text string) *Message {
 		if threadTS != "" {
 			ev["thread_ts"] = threadTS
 		}
+		if len(files) > 0 {
+			ev["files"] = filesJSON(files)
+		}
 		s.deliverEvent(ev)
 	}
-	return s.addMessage(c, ts, threadTS, user, text, nil)
+	return s.addMessage(c, ts, threadTS, user, text, nil, files...)
 }
 
 // DM sends text from user to the bot in their direct-message channel and

@@ -65,8 +65,8 @@ func (s *Server) chatPostMessage(p url.Values) (result, *apiError) {
 // addMessage records a message and delivers it as a message event, as Slack
 // does for every message in a channel the bot is in, its own included;
 // s.mu held.
-func (s *Server) addMessage(c *channel, ts, threadTS, user, text string, blocks json.RawMessage) *Message {
-	m := &Message{Channel: c.id, TS: ts, ThreadTS: threadTS, User: user, Text: text, Blocks: blocks}
+func (s *Server) addMessage(c *channel, ts, threadTS, user, text string, blocks json.RawMessage, files ...File) *Message {
+	m := &Message{Channel: c.id, TS: ts, ThreadTS: threadTS, User: user, Text: text, Blocks: blocks, Files: files}
 	if user == s.opts.BotUserID {
 		m.BotID = s.opts.BotID
 	}
@@ -81,6 +81,9 @@ func (s *Server) addMessage(c *channel, ts, threadTS, user, text string, blocks 
 		ev["channel"] = c.id
 		ev["event_ts"] = m.TS
 		ev["channel_type"] = c.kind()
+		if len(files) > 0 {
+			ev["subtype"] = "file_share"
+		}
 		s.deliverEvent(ev)
 	}
 	s.notify()
@@ -135,7 +138,9 @@ func (s *Server) messageJSON(m *Message) map[string]any {
 	if m.Blocks != nil {
 		out["blocks"] = m.Blocks
 	}
-	if files := s.uploadedFilesJSON(m); files != nil {
+	if len(m.Files) > 0 {
+		out["files"] = filesJSON(m.Files)
+	} else if files := s.uploadedFilesJSON(m); files != nil {
 		out["files"] = files
 	}
 	if len(m.History) > 0 {

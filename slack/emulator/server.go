@@ -134,6 +134,9 @@ type Server struct {
 	// prompts are the suggested prompts set, by channel and thread; nil
 	// until used.
 	prompts map[string]*SuggestedPrompts
+	// files and downloads are the attached files (files.go); nil until used.
+	files     map[string]*storedFile
+	downloads []Download
 
 	conns     map[int]*conn
 	envelopes map[string]*envelope
@@ -243,6 +246,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveResponseURL(w, r, strings.TrimPrefix(p, "/response/"))
 	case strings.HasPrefix(p, "/upload/v1/"):
 		s.serveUpload(w, r, strings.TrimPrefix(p, "/upload/v1/"))
+	case strings.HasPrefix(p, "/files-pri/"):
+		s.serveFile(w, r, strings.TrimPrefix(p, "/files-pri/"))
+	case p == "/signin":
+		serveSignIn(w, r)
 	default:
 		http.NotFound(w, r)
 	}

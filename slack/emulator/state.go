@@ -36,6 +36,7 @@ type Message struct {
 	BotID    string // set on the bot's posts, as on Slack
 	Text     string
 	Blocks   json.RawMessage // as posted; nil without blocks
+	Files    []File          // shared with the message (Share)
 	Deleted  bool
 	// History holds the earlier versions replaced by chat.update, oldest first.
 	History []Version
@@ -160,6 +161,7 @@ func (c *channel) find(ts string) *Message {
 func (m *Message) clone() Message {
 	out := *m
 	out.History = slices.Clone(m.History)
+	out.Files = slices.Clone(m.Files)
 	return out
 }
 

@@ -55,6 +55,7 @@ var methods = map[string]method{
 	"assistant.threads.setSuggestedPrompts": {fn: (*Server).assistantSetSuggestedPrompts},
 	"files.getUploadURLExternal":            {fn: (*Server).filesGetUploadURLExternal},
 	"files.completeUploadExternal":          {fn: (*Server).filesCompleteUploadExternal},
+	"files.info":                            {fn: (*Server).filesInfo},
 }
 
 // RateLimit makes the next n calls of method answer HTTP 429 with a

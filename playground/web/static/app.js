@@ -87,10 +87,12 @@
     form.addEventListener("submit", async (e) => {
       e.preventDefault();
       const text = box.value.trim();
-      if (!text) return;
+      const files = window.pgFiles;
+      if (!text && !(files && files.pending(form))) return;
       box.value = "";
       try {
-        const r = await post("/send", { channel: channel, thread_ts: threadOf(), text: text });
+        const ids = files ? await files.take(form, post) : [];
+        const r = await post("/send", { channel: channel, thread_ts: threadOf(), text: text, files: ids });
         if (r && r.thread && r.thread !== thread) openThread(r.thread);
       } catch (err) {
         box.value = text;

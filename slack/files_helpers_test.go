@@ -1,0 +1,173 @@
+package slack_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/png"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/slackbot/slackbot/agent"
+	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/llm"
+	"github.com/slackbot/slackbot/llm/anthropic"
+	"github.com/slackbot/slackbot/llm/llmtest"
+	"github.com/slackbot/slackbot/llm/openai"
+	"github.com/slackbot/slackbot/slack/bottest"
+	"github.com/slackbot/slackbot/slack/emulator"
+)
+
+// onWire answers the world's agent with model over wire ("openai" or
+// "anthropic"), the provider saying whether model m1 sees pictures, in the
+// runner and in the configuration the headend reads.
+func onWire(t *testing.T, model *llmtest.Server, wire string, vision bool) []bottest.Option {
+	t.Helper()
+	pc := config.Provider{Type: wire, BaseURL: model.URL() + "/v1/", APIKey: "sk-test-key",
+		Models: map[string]config.Model{"m1": {Vision: &vision}}}
+	var p llm.Provider
+	var err error
+	if wire == "anthropic" {
+		pc.BaseURL = model.URL()
+		p, err = anthropic.New("fake", pc)
+	} else {
+		p, err = openai.New("fake", pc)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []bottest.Option{
+		bottest.WithConfig(func(c *config.Config) {
+			c.LLM.Providers = map[string]config.Provider{"fake": pc}
+		}),
+		bottest.WithRunner(func(r *agent.Runner) { r.Providers["fake"] = p }),
+	}
+}
+
+// pictureOf encodes a w×h grey PNG with a pattern.
+func pictureOf(t testing.TB, w, h int) []byte {
+	t.Helper()
+	img := image.NewGray(image.Rect(0, 0, w, h))
+	for y := range h {
+		row := img.Pix[y*img.Stride : y*img.Stride+w]
+		for x := range row {
+			row[x] = uint8((x/7 + y/5) * 16)
+		}
+	}
+	var b bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// pdfOf writes a one-page PDF showing text in Helvetica.
+func pdfOf(text string) []byte {
+	var b bytes.Buffer
+	var offsets []int
+	obj := func(body string) {
+		offsets = append(offsets, b.Len())
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offsets), body)
+	}
+	b.WriteString("%PDF-1.4\n")
+	obj("<< /Type /Catalog /Pages 2 0 R >>")
+	obj("<< /Type /Pages /Kids [4 0 R] /Count 1 >>")
+	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+	obj("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 5 0 R /Resources << /Font << /F1 3 0 R >> >> >>")
+	content := "BT /F1 12 Tf 72 700 Td (" + text + ") Tj ET"
+	obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content))
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
+	for _, o := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n \n", o)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, xref)
+	return b.Bytes()
+}
+
+// fiveMegabyteLog is a log of about 5 MB with one ERROR line in its middle.
+func fiveMegabyteLog() (string, string) {
+	const needle = "2026-11-23T12:00:00 ERROR payment gateway timed out for order 4242"
+	var b strings.Builder
+	for i := 0; b.Len() < 5<<20; i++ {
+		if i == 35000 {
+			b.WriteString(needle + "\n")
+		}
+		fmt.Fprintf(&b, "2026-11-23T%02d:%02d:%02d INFO request %d served in 12ms by worker-%d\n", i/3600%24, i/60%60, i%60, i, i%8)
+	}
+	return b.String(), needle
+}
+
+// lastUser is the last user message the model was sent.
+func lastUser(r *llmtest.Recorded) llm.Message {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == llm.RoleUser {
+			return r.Messages[i]
+		}
+	}
+	return llm.Message{}
+}
+
+// toolResultsOf are the tool messages of a request.
+func toolResultsOf(r *llmtest.Recorded) []llm.Message {
+	var out []llm.Message
+	for _, m := range r.Messages {
+		if m.Role == llm.RoleTool {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func argsOf(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// elsewhere is a server on another host name than the emulator's
+// (localhost, where the emulator is 127.0.0.1) that records what reaches it.
+type elsewhere struct {
+	*httptest.Server
+	url string
+
+	mu       sync.Mutex
+	requests []http.Header
+}
+
+func newElsewhere(t *testing.T) *elsewhere {
+	t.Helper()
+	e := &elsewhere{}
+	e.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.mu.Lock()
+		e.requests = append(e.requests, r.Header.Clone())
+		e.mu.Unlock()
+		_, _ = w.Write([]byte("stolen"))
+	}))
+	t.Cleanup(e.Close)
+	e.url = strings.Replace(e.Server.URL, "127.0.0.1", "localhost", 1)
+	return e
+}
+
+func (e *elsewhere) seen() []http.Header {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]http.Header(nil), e.requests...)
+}
+
+// noteIn is the notification text of the bot's messages in thread that contain want.
+func noteIn(thread []emulator.Message, want string) []string {
+	var out []string
+	for _, m := range bottest.BotMessages(thread) {
+		if strings.Contains(bottest.MessageText(m), want) {
+			out = append(out, m.Text)
+		}
+	}
+	return out
+}
