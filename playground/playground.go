@@ -103,6 +103,8 @@ func (p *Playground) Handler() http.Handler {
 	mux.HandleFunc("POST /send", p.send)
 	mux.HandleFunc("POST /click", p.click)
 	mux.HandleFunc("POST /stop", p.stopSession)
+	mux.HandleFunc("POST /view", p.look)
+	mux.HandleFunc("POST /prompt", p.prompt)
 	return p.guard(mux)
 }
 
