@@ -20,11 +20,15 @@ const dm = "D" + playground.User
 // the channel and break out of an attribute if the page drew it as HTML.
 const hostileTitle = `<img src=x onerror=alert(1)>" onclick="x <!channel>`
 
-// withPrompts gives the world's agent suggested prompts: a hostile title
-// and a plain one.
+// hostileMessage is a suggested prompt's message that would close the
+// attribute it is shown in and run script.
+const hostileMessage = `"><script>alert(2)</script>`
+
+// withPrompts gives the world's agent suggested prompts: a hostile one and
+// a plain one.
 var withPrompts = bottest.WithConfig(func(c *config.Config) {
 	c.Agents[bottest.AgentName].SuggestedPrompts = []config.SuggestedPrompt{
-		{Title: hostileTitle, Message: "harmless"},
+		{Title: hostileTitle, Message: hostileMessage},
 		{Title: "Build status", Message: "Is the build green?"},
 	}
 })
@@ -58,13 +62,13 @@ func TestOpeningTheDMDrawsTheBotsSuggestedPromptsAndAPressAsksIt(t *testing.T) {
 	if !strings.Contains(drawn, `>Build status</button>`) || !strings.Contains(drawn, `title="Is the build green?"`) {
 		t.Errorf("the plain prompt is not drawn with its title and message:\n%s", drawn)
 	}
-	for _, raw := range []string{"<img", `" onclick`, "<!channel>"} {
+	for _, raw := range []string{"<img", `" onclick`, "<!channel>", "<script"} {
 		if strings.Contains(drawn, raw) {
-			t.Errorf("the hostile title reached the page unescaped (%s):\n%s", raw, drawn)
+			t.Errorf("the hostile prompt reached the page unescaped (%s):\n%s", raw, drawn)
 		}
 	}
-	if !strings.Contains(drawn, ">"+html.EscapeString(hostileTitle)+"</button>") {
-		t.Errorf("the hostile title is not shown as its text:\n%s", drawn)
+	if !strings.Contains(drawn, `title="`+html.EscapeString(hostileMessage)+`">`+html.EscapeString(hostileTitle)+"</button>") {
+		t.Errorf("the hostile prompt is not shown as its text:\n%s", drawn)
 	}
 
 	before := len(w.Slack.Messages(dm))

@@ -37,7 +37,7 @@ func TestInTheBrowserTheDMOffersItsSuggestedPromptsAndAPressIsAnswered(t *testin
 	prompt := `[data-testid="prompts"] [data-testid="suggested-prompt"]`
 	b.waitText("the plain prompt", prompt+`[data-prompt="1"]`, "Build status")
 	b.waitText("the hostile prompt as its text", prompt+`[data-prompt="0"]`, "<img src=x onerror=alert(1)>")
-	js := `document.querySelectorAll('[data-testid="prompts"] img, [data-testid="prompts"] [onclick]').length`
+	js := `document.querySelectorAll('[data-testid="prompts"] :is(img, script, [onclick])').length`
 	if injected, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](js)); err != nil || injected != 0 {
 		t.Errorf("%d elements injected by a prompt's title (%v)", injected, err)
 	}
