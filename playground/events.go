@@ -14,13 +14,15 @@ import (
 )
 
 // view is everything the page shows for one channel and its open thread,
-// drawn: HTML by key ("list:TS", "thread:TS", "status", "agent", "session").
+// drawn: HTML by key ("list:TS", "thread:TS", "status", "agent", "session",
+// and in the DM "prompts").
 type view map[string]string
 
 // events streams the page's changes as server-sent events: after a
 // "reset", a "fragment" for every message drawn differently from the last
 // time, a "remove" for every message gone, and the open thread's "status",
-// its agent session ("agent") and "session" panel. The stream follows c (a channel) and thread (the
+// its agent session ("agent") and "session" panel, and in the DM the
+// bot's suggested "prompts". The stream follows c (a channel) and thread (the
 // root of the thread pane, if open).
 func (p *Playground) events(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
@@ -86,7 +88,7 @@ func (p *Playground) events(w http.ResponseWriter, r *http.Request) {
 // sendKey sends one drawn piece of the view as its event.
 func (p *Playground) sendKey(send func(string, any) error, key, html string) error {
 	switch key {
-	case "status", "session", "agent":
+	case "status", "session", "agent", "prompts":
 		return send(key, map[string]string{"html": html})
 	}
 	pane, ts := split(key)
@@ -132,6 +134,9 @@ func (p *Playground) draw(channel, thread string) view {
 		case e.ThreadTS == thread:
 			v["thread:"+e.TS] = p.ephemeral(e, false)
 		}
+	}
+	if channel == p.dm {
+		v["prompts"] = p.suggestedPrompts()
 	}
 	if thread != "" {
 		v["status"] = p.status(channel, thread)

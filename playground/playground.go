@@ -105,6 +105,8 @@ func (p *Playground) Handler() http.Handler {
 	mux.HandleFunc("POST /stop", p.stopSession)
 	mux.HandleFunc("POST /attach", p.attachFile)
 	mux.HandleFunc("GET /file", p.file)
+	mux.HandleFunc("POST /view", p.look)
+	mux.HandleFunc("POST /prompt", p.prompt)
 	return p.guard(mux)
 }
 

@@ -13,6 +13,7 @@
   const status = document.querySelector('[data-testid="status"]');
   const agent = document.querySelector('[data-testid="agent"]');
   const panel = document.querySelector('[data-testid="session-panel-body"]');
+  const prompts = document.querySelector('[data-testid="prompts"]');
   let thread = "";
   let stream = null;
 
@@ -48,6 +49,7 @@
       threadList.replaceChildren();
       status.replaceChildren();
       agent.replaceChildren();
+      prompts.replaceChildren();
     });
     stream.addEventListener("fragment", (e) => {
       const d = JSON.parse(e.data);
@@ -62,6 +64,7 @@
     stream.addEventListener("status", (e) => { status.innerHTML = JSON.parse(e.data).html; });
     stream.addEventListener("agent", (e) => { agent.innerHTML = JSON.parse(e.data).html; });
     stream.addEventListener("session", (e) => { panel.innerHTML = JSON.parse(e.data).html; });
+    stream.addEventListener("prompts", (e) => { prompts.innerHTML = JSON.parse(e.data).html; });
   }
 
   function openThread(ts) {
@@ -111,7 +114,7 @@
   composer(document.querySelector('[data-testid="thread-composer-form"]'), () => thread);
 
   document.addEventListener("click", async (e) => {
-    const t = e.target.closest("[data-open-thread],[data-view-json],[data-action-id],[data-close-thread],[data-stop-session]");
+    const t = e.target.closest("[data-open-thread],[data-view-json],[data-action-id],[data-close-thread],[data-stop-session],[data-prompt]");
     if (!t) return;
     const msg = t.closest('[data-testid="message"]');
     if (t.hasAttribute("data-open-thread")) {
@@ -125,6 +128,16 @@
       t.disabled = true;
       try {
         await post("/stop", { channel: channel, thread_ts: thread });
+      } catch (err) {
+        t.disabled = false;
+        console.warn(String(err));
+      }
+    } else if (t.hasAttribute("data-prompt")) {
+      // A suggested prompt: its message goes as the person's own.
+      t.disabled = true;
+      try {
+        const r = await post("/prompt", { index: Number(t.dataset.prompt), title: t.dataset.title });
+        if (r && r.thread) openThread(r.thread);
       } catch (err) {
         t.disabled = false;
         console.warn(String(err));
@@ -148,4 +161,7 @@
   });
 
   connect();
+  // Tell Slack what the person looks at: the DM opens the bot's agent
+  // view (it sets its suggested prompts), a channel is the one in view.
+  post("/view", { channel: channel }).catch((err) => console.warn(String(err)));
 })();
