@@ -101,16 +101,13 @@ type approvalGate struct {
 }
 
 // approvalOf is the tool's Approval when c is a shared tool's call that
-// must wait for one, else nil.
+// must wait for one, else nil (arguments its schema refuses fail without
+// asking anyone).
 func (s *session) approvalOf(c *llm.ToolCall) *tools.Approval {
 	if s.r.Tools == nil || !s.offered[c.Name] {
 		return nil
 	}
-	t, ok := s.r.Tools.Tool(c.Name)
-	if !ok {
-		return nil
-	}
-	return t.Approval
+	return s.r.Tools.Approval(c.Name, c.Arguments)
 }
 
 // deniedKey names a call by tool and arguments, whatever their spacing

@@ -59,7 +59,7 @@ func terminal(t *testing.T) (*TerminalApprover, *io.PipeWriter, *syncBuffer) {
 	r, w := io.Pipe()
 	t.Cleanup(func() { _ = w.Close() })
 	out := &syncBuffer{}
-	return &TerminalApprover{In: r, Out: out}, w, out
+	return &TerminalApprover{Lines: Lines(r), Out: out}, w, out
 }
 
 func approvalHarness(t *testing.T, peer *restPeer, replies ...llmtest.Reply) *harness {

@@ -14,23 +14,41 @@ import (
 // TerminalApprover asks the person at a terminal about the calls that need
 // approval (slackbot ask and chat): it shows each call and reads y (run
 // it), n (do not) or a (run this tool for the rest of the run). Tools
-// matching one of Allow's globs run without asking. Without In (no
+// matching one of Allow's globs run without asking. Without Lines (no
 // terminal) any other call is denied, saying so.
 type TerminalApprover struct {
-	In    io.Reader
+	// Lines are what the person types, one answer a line (see Lines); nil
+	// when there is no terminal.
+	Lines <-chan string
 	Out   io.Writer
 	Allow []string // globs over full tool names ("github__get_*")
-
-	once  sync.Once
-	lines chan string // In's lines, closed at its end
 
 	mu       sync.Mutex // one question at a time; guards standing
 	standing map[string]bool
 }
 
+// Lines reads r's lines into a channel, closed at r's end. The goroutine
+// lives as long as r: a terminal's read cannot be interrupted.
+func Lines(r io.Reader) <-chan string {
+	ch := make(chan string)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		for sc.Scan() {
+			ch <- sc.Text()
+		}
+	}()
+	return ch
+}
+
 // noTerminalReason is what the model is told about a call no one could be
 // asked about.
 const noTerminalReason = "This call needs a person's approval, there is no terminal to ask on, and --approve does not list it."
+
+// inputEndedReason is what the model is told about a call asked about
+// when the terminal's input had ended.
+const inputEndedReason = "This call needs a person's approval, and the terminal's input ended before anyone answered."
 
 // Standing reports whether tool matches Allow or was answered with a.
 func (t *TerminalApprover) Standing(_ context.Context, tool string) bool {
@@ -50,22 +68,12 @@ func (t *TerminalApprover) Deciders([]string) []string { return nil }
 // Approve asks about each call in turn.
 func (t *TerminalApprover) Approve(ctx context.Context, req ApprovalRequest) []Decision {
 	out := make([]Decision, len(req.Calls))
-	if t.In == nil {
+	if t.Lines == nil {
 		for i := range out {
 			out[i] = Decision{Outcome: OutcomeDenied, At: time.Now(), Reason: noTerminalReason}
 		}
 		return out
 	}
-	t.once.Do(func() {
-		t.lines = make(chan string)
-		go func() { // lives as long as In: a terminal's read cannot be interrupted
-			defer close(t.lines)
-			sc := bufio.NewScanner(t.In)
-			for sc.Scan() {
-				t.lines <- sc.Text()
-			}
-		}()
-	})
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	w := t.Out
@@ -88,9 +96,12 @@ func (t *TerminalApprover) Approve(ctx context.Context, req ApprovalRequest) []D
 			case <-ctx.Done():
 				fmt.Fprintln(w, "\nNo answer in time: not run.")
 				return out
-			case line, ok := <-t.lines:
+			case line, ok := <-t.Lines:
 				if !ok {
 					fmt.Fprintln(w)
+					for j := i; j < len(out); j++ {
+						out[j] = Decision{Outcome: OutcomeDenied, At: time.Now(), Reason: inputEndedReason}
+					}
 					return out
 				}
 				switch strings.ToLower(strings.TrimSpace(line)) {

@@ -60,3 +60,17 @@ func FirstLine(s string) string {
 	}
 	return ""
 }
+
+// Approval returns the Approval of the tool offered as name, and whether
+// args are fit to ask a person about: a call whose arguments its schema
+// refuses fails without asking anyone. nil when the call runs at once.
+func (o *Orchestrator) Approval(name, args string) *Approval {
+	e := o.cat.Load().entries[name]
+	if e == nil || e.tool.Approval == nil {
+		return nil
+	}
+	if _, _, msg := parseArguments(name, args, e.schema); msg != "" {
+		return nil
+	}
+	return e.tool.Approval
+}
