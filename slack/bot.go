@@ -111,7 +111,7 @@ type Bot struct {
 	limiter *ratelimit.Transport // every Web API call waits here for its rate budget
 	// approvals are the tool calls waiting here for a click (approval.go).
 	approvals approvals
-	pace    *ratelimit.Pacer     // how often progress messages may be refreshed
+	pace      *ratelimit.Pacer // how often progress messages may be refreshed
 
 	botUserID, botID, teamID string
 
