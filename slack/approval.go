@@ -16,6 +16,7 @@ import (
 	"github.com/slackbot/slackbot/blockkit"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/slack/ratelimit"
+	"github.com/slackbot/slackbot/state"
 )
 
 // Approvals. A tool call that needs a person's yes pauses its session,
@@ -224,6 +225,15 @@ func (a *slackApprover) Approve(ctx context.Context, req agent.ApprovalRequest) 
 		}
 		break
 	}
+	defer func() {
+		for i, c := range req.Calls {
+			d := out[i]
+			if d.Outcome == "" {
+				d.Outcome, d.At = unanswered(ctx), time.Now()
+			}
+			r.decisions.add(c.Tool, d)
+		}
+	}()
 	if left > 0 {
 		// Settled off ctx, which has ended: the buttons must not stay.
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -411,3 +421,22 @@ func shortText(s string, max int) string {
 
 // approvals are the calls waiting on this replica, by wait id.
 type approvals = sync.Map
+
+// decisionLog is what a run's calls were decided, for its record.
+type decisionLog struct {
+	mu   sync.Mutex
+	list []state.Approval
+}
+
+func (l *decisionLog) add(tool string, d agent.Decision) {
+	l.mu.Lock()
+	l.list = append(l.list, state.Approval{Tool: tool, Decision: d.Outcome, By: d.By, Thread: d.Thread, At: d.At})
+	l.mu.Unlock()
+}
+
+// all returns the decisions so far.
+func (l *decisionLog) all() []state.Approval {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.list)
+}

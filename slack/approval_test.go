@@ -20,6 +20,7 @@ import (
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack/bottest"
 	"github.com/slackbot/slackbot/slack/emulator"
+	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/tools"
 	"github.com/slackbot/slackbot/tools/mcp"
 	"github.com/slackbot/slackbot/tools/rest"
@@ -349,6 +350,16 @@ func TestApprovalsInSlack(t *testing.T) {
 		now := blocksText(messageNow(w, ts, m.TS))
 		if !strings.Contains(now, "Approved by") || !strings.Contains(now, "Denied by") {
 			t.Errorf("decisions not shown: %s", now)
+		}
+		var recs []state.SessionRecord
+		w.Eventually("the session's record", func() bool {
+			recs, _ = w.Store.Sessions(context.Background(), state.SessionFilter{})
+			return len(recs) == 1
+		})
+		got := recs[0].Approvals
+		if len(got) != 2 || got[0].Tool != "notes__delete_note" || got[0].Decision != "approved" || got[0].By != asker ||
+			got[1].Tool != "notes__add_note" || got[1].Decision != "denied" {
+			t.Errorf("the record keeps %+v", got)
 		}
 	})
 

@@ -57,6 +57,8 @@ type run struct {
 	display     display
 	// admission is what the question holds from admission to its end.
 	admission *admission
+	// decisions are the approvals decided in the session (approval.go).
+	decisions decisionLog
 }
 
 // start handles a request on a goroutine of its own.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/slackbot/slackbot/agent"
+	"github.com/slackbot/slackbot/state"
 )
 
 // globs is a flag that takes comma-separated globs and may be repeated.
@@ -49,4 +50,25 @@ func terminalApprover(in io.Reader, lines <-chan string, out io.Writer, allow gl
 		t.Lines = lines
 	}
 	return t
+}
+
+// approvalSummary is a session's approval decisions in a few words:
+// "delete_note approved by U1 (thread); add_note denied by U1", "-" for
+// none.
+func approvalSummary(list []state.Approval) string {
+	if len(list) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(list))
+	for i, a := range list {
+		p := a.Tool + " " + a.Decision
+		if a.By != "" {
+			p += " by " + a.By
+		}
+		if a.Thread {
+			p += " (thread)"
+		}
+		parts[i] = p
+	}
+	return strings.Join(parts, "; ")
 }
