@@ -69,10 +69,16 @@ func startNotes(t *testing.T) *notesPeer {
 // under approval: writes, and a REST tool pair (GET and POST) alike.
 func approvalWorld(t *testing.T, timeout time.Duration, opts ...bottest.Option) (*bottest.World, *notesPeer, *restCounter) {
 	t.Helper()
+	return approvalWorldFor(t, timeout, nil, opts...)
+}
+
+// approvalWorldFor is approvalWorld with the notes server's approvers.
+func approvalWorldFor(t *testing.T, timeout time.Duration, approvers []string, opts ...bottest.Option) (*bottest.World, *notesPeer, *restCounter) {
+	t.Helper()
 	notes := startNotes(t)
 	rc := startREST(t)
 	reg, err := mcp.NewRegistry(map[string]config.MCPServer{"notes": {URL: notes.URL,
-		ApprovalPolicy: config.ApprovalPolicy{Approval: config.ApprovalWrites}}}, mcp.Options{})
+		ApprovalPolicy: config.ApprovalPolicy{Approval: config.ApprovalWrites, Approvers: approvers}}}, mcp.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,6 +333,37 @@ func TestApprovalsInSlack(t *testing.T) {
 		w.Answered(channel, ts, "Done.")
 		if notes.count("delete_note") != 1 {
 			t.Fatalf("delete ran %d times", notes.count("delete_note"))
+		}
+	})
+
+	t.Run("listed approvers and admins decide, and the asker may not when the list leaves them out", func(t *testing.T) {
+		t.Parallel()
+		const ops, boss = "U0OPS", "U0BOSS"
+		w, notes, _ := approvalWorldFor(t, time.Minute, []string{ops}, bottest.WithConfig(func(c *config.Config) { c.Slack.Admins = []string{boss} }))
+		w.Slack.AddUser(ops, "ops")
+		w.Slack.AddUser(boss, "boss")
+		w.Model.Push(llmtest.Call("notes__delete_note", `{"id":"1"}`), llmtest.Call("notes__delete_note", `{"id":"2"}`), llmtest.TextReport("Both gone."))
+		ts := w.Slack.Mention(channel, asker, "delete two")
+		m := awaitApproval(w, ts, 1)
+		click(t, w, m, asker, "slackbot_approve", "")
+		w.Eventually("the asker to be refused", func() bool {
+			for _, e := range w.Slack.Ephemerals() {
+				if e.User == asker && strings.Contains(e.Text, "Only the person who asked") {
+					return true
+				}
+			}
+			return false
+		})
+		click(t, w, m, ops, "slackbot_approve", "")
+		click(t, w, awaitApproval(w, ts, 2), boss, "slackbot_approve", "")
+		w.Answered(channel, ts, "Both gone.")
+		if notes.count("delete_note") != 2 {
+			t.Fatalf("delete ran %d times", notes.count("delete_note"))
+		}
+		ms := approvalMessages(w, ts)
+		// Named without a ping: neither wrote in the thread.
+		if !strings.Contains(blocksText(ms[0]), "Approved by @ops") || !strings.Contains(blocksText(ms[1]), "Approved by @boss") {
+			t.Errorf("decisions: %s / %s", blocksText(ms[0]), blocksText(ms[1]))
 		}
 	})
 
