@@ -367,6 +367,20 @@ func TestApprovalsInSlack(t *testing.T) {
 		}
 	})
 
+	t.Run("a member of an approvers user group decides", func(t *testing.T) {
+		t.Parallel()
+		const member = "U0ONCALL"
+		w, notes, _ := approvalWorldFor(t, time.Minute, []string{"S0ONCALL"})
+		w.Slack.AddUserGroup("S0ONCALL", member)
+		w.Model.Push(llmtest.Call("notes__delete_note", `{"id":"1"}`), llmtest.TextReport("Gone."))
+		ts := w.Slack.Mention(channel, asker, "delete")
+		click(t, w, awaitApproval(w, ts, 1), member, "slackbot_approve", "")
+		w.Answered(channel, ts, "Gone.")
+		if notes.count("delete_note") != 1 {
+			t.Fatalf("delete ran %d times", notes.count("delete_note"))
+		}
+	})
+
 	t.Run("two calls of one turn are asked in one message and decided one by one", func(t *testing.T) {
 		t.Parallel()
 		w, notes, _ := approvalWorld(t, time.Minute)

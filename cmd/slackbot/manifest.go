@@ -109,7 +109,8 @@ var manifestBotEvents = []string{
 // need: each message.* event needs the matching :history scope, the
 // slash command needs commands, the AI-app status needs assistant:write,
 // progress reactions need reactions:write, and the channel list that
-// resolves rules by name needs the :read scope of each kind of channel.
+// resolves rules by name needs the :read scope of each kind of channel;
+// user-group approvers of tool calls need usergroups:read.
 var manifestBotScopes = []string{
 	"app_mentions:read",
 	"chat:write",
@@ -123,6 +124,7 @@ var manifestBotScopes = []string{
 	"groups:read",
 	"mpim:read",
 	"users:read",
+	"usergroups:read",
 	"reactions:write",
 	"commands",
 	"assistant:write",

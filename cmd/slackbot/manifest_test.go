@@ -103,7 +103,7 @@ func TestManifestIsWhatSlackNeedsForSocketMode(t *testing.T) {
 				t.Error("the AI-app feature has no description")
 			}
 			for _, scope := range []string{"app_mentions:read", "chat:write", "im:history", "im:read", "im:write", "channels:history",
-				"groups:history", "mpim:history", "channels:read", "groups:read", "mpim:read", "users:read", "reactions:write", "commands", "assistant:write"} {
+				"groups:history", "mpim:history", "channels:read", "groups:read", "mpim:read", "users:read", "usergroups:read", "reactions:write", "commands", "assistant:write"} {
 				if !slices.Contains(m.OAuthConfig.Scopes.Bot, scope) {
 					t.Errorf("scope %s is missing: %v", scope, m.OAuthConfig.Scopes.Bot)
 				}
