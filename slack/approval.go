@@ -345,7 +345,8 @@ func approvalMessage(req agent.ApprovalRequest, decided []agent.Decision, asker 
 		intro = fmt.Sprintf("*%s* needs approval to run these %d tool calls:", escapeMrkdwn(req.Agent), len(req.Calls))
 	}
 	m := blockkit.Message{Text: "Approval needed: " + escapeMrkdwn(callNames(req.Calls))}
-	m.Blocks = append(m.Blocks, slackapi.NewSectionBlock(slackapi.NewTextBlockObject(slackapi.MarkdownType, intro, false, false), nil, nil))
+	m.Blocks = append(m.Blocks, slackapi.NewSectionBlock(slackapi.NewTextBlockObject(slackapi.MarkdownType, intro, false, false), nil, nil,
+		slackapi.SectionBlockOptionBlockID(approvalBlockID)))
 	for i, c := range req.Calls {
 		what := fmt.Sprintf("*%s* · `%s`", escapeMrkdwn(c.Approval.Server), escapeCode(c.Approval.Tool))
 		if s := c.Approval.Summary; s != "" {
@@ -417,6 +418,20 @@ func shortText(s string, max int) string {
 	}
 	r := []rune(s)
 	return string(r[:max]) + fmt.Sprintf("\n… (shortened: %d more characters)", len(r)-max)
+}
+
+// approvalBlockID marks the first block of an approval message, which a
+// later session's thread history leaves out: it is no answer.
+const approvalBlockID = "slackbot_approval"
+
+// isApproval reports whether m is an approval message.
+func isApproval(m slackapi.Message) bool {
+	bs := m.Blocks.BlockSet
+	if len(bs) == 0 {
+		return false
+	}
+	s, ok := bs[0].(*slackapi.SectionBlock)
+	return ok && s.BlockID == approvalBlockID
 }
 
 // approvals are the calls waiting on this replica, by wait id.

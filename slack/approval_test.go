@@ -304,6 +304,12 @@ func TestApprovalsInSlack(t *testing.T) {
 		if notes.count("delete_note") != 2 || len(approvalMessages(w, ts)) != 1 {
 			t.Fatalf("delete ran %d times; %d approval messages", notes.count("delete_note"), len(approvalMessages(w, ts)))
 		}
+		reqs := w.Model.Requests()
+		for _, m := range reqs[len(reqs)-2].Messages {
+			if strings.Contains(m.Content, "Approval needed") {
+				t.Errorf("the later session's history holds the approval message: %q", m.Content)
+			}
+		}
 		if now := blocksText(approvalMessages(w, ts)[0]); !strings.Contains(now, "Approved for this thread by") {
 			t.Errorf("not updated: %s", now)
 		}

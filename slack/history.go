@@ -35,7 +35,7 @@ func (b *Bot) history(ctx context.Context, req request, own string) (turns []llm
 			}
 			continue
 		}
-		if m.Timestamp == req.ts || strings.TrimSpace(m.Text) == "" {
+		if m.Timestamp == req.ts || strings.TrimSpace(m.Text) == "" || (m.BotID != "" && isApproval(m)) {
 			continue
 		}
 		var msg llm.Message
