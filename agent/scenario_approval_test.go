@@ -282,4 +282,37 @@ func TestShowArgumentsKeepsArgumentsInert(t *testing.T) {
 	}
 }
 
-var _ = context.Background
+// A tool that waits on a person while it runs (as an MCP elicitation
+// does) stops the session's clock through the call's tools.Waiter, and
+// the wait is shown as waiting and resumed events.
+func TestAWaitInsideACallStopsTheSessionsClock(t *testing.T) {
+	t.Parallel()
+	limit := 400 * time.Millisecond
+	asking := fn{anyArgs, func(ctx context.Context, _ map[string]any) (tools.Result, error) {
+		w := tools.WaiterFrom(ctx)
+		if w == nil {
+			return tools.Result{Content: "no waiter", IsError: true}, nil
+		}
+		done := w.Waiting("input for test ask", []string{"U1"})
+		select {
+		case <-time.After(2 * limit): // the person takes longer than the whole session may
+		case <-ctx.Done():
+			done("cancelled")
+			return tools.Result{}, ctx.Err()
+		}
+		done("answered")
+		return tools.Result{Content: "the person said yes"}, nil
+	}}
+	h := newHarness(t, withTools(toolbox{"ask": asking}), script(llmtest.Call("test__ask", `{}`),
+		llmtest.Report(config.FormatMarkdown, StatusSuccess, "Done.")))
+	h.agent.MaxSessionDuration = config.Duration(limit)
+	res := h.run("go")
+	wantReport(t, res, StatusSuccess, SourceToolCall)
+	if got := lastToolResult(t, h.wantRequests(2)[1]); got != "the person said yes" {
+		t.Fatalf("the model read %q", got)
+	}
+	w, r := h.events.ofKind(EventWaiting), h.events.ofKind(EventResumed)
+	if len(w) != 1 || len(r) != 1 || w[0].Wait.ID != r[0].Wait.ID || r[0].Wait.Outcome != "answered" || w[0].Wait.What != "input for test ask" {
+		t.Fatalf("waits %s, resumed %s", dump(w), dump(r))
+	}
+}
