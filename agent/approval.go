@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -104,8 +105,8 @@ type approvalGate struct {
 // must wait for one, else nil (arguments its schema refuses fail without
 // asking anyone).
 func (s *session) approvalOf(c *llm.ToolCall) *tools.Approval {
-	if s.r.Tools == nil || !s.offered[c.Name] {
-		return nil
+	if s.r.Tools == nil || !s.offered[c.Name] || (s.searchable[c.Name] != nil && !s.isLoaded(c.Name)) {
+		return nil // a call that fails anyway is asked about by no one
 	}
 	return s.r.Tools.Approval(c.Name, c.Arguments)
 }
@@ -274,4 +275,11 @@ func (s *session) deny(c *llm.ToolCall) {
 	}
 	s.denied[deniedKey(c)] = true
 	s.mu.Unlock()
+}
+
+// isLoaded reports whether tools__search loaded name for the session.
+func (s *session) isLoaded(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Contains(s.loaded.order, name)
 }
