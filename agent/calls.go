@@ -25,6 +25,13 @@ func (s *session) runTools(ctx context.Context, calls []llm.ToolCall, final bool
 	results := make([]callOutcome, len(calls))
 	room := s.resultRoom(len(calls))
 	limit := s.a.MaxToolCallsPerTurn
+	var asked []*llm.ToolCall
+	for i := range calls {
+		if !final && (i < limit || calls[i].Name == FinalReportTool) {
+			asked = append(asked, &calls[i])
+		}
+	}
+	s.askApprovals(ctx, asked)
 	var wg sync.WaitGroup
 	for i := range calls {
 		c := &calls[i]
@@ -110,9 +117,15 @@ func (s *session) dispatch(ctx context.Context, c *llm.ToolCall, op *Op, parent 
 		info.Namespace = nsRouter
 		out = s.handOff(c, op, parent != "")
 	default:
+		if msg, err := s.clearance(ctx, c); err != nil {
+			info.Failure = failNotApproved
+			out = callOutcome{msg, true}
+			break
+		}
 		if s.log != nil {
 			ctx = tools.WithLogger(ctx, s.log)
 		}
+		ctx = tools.WithWaiter(ctx, callWaiter{s: s, op: op})
 		if s.store != nil || s.a.ToolOutput.MaxBytes > 0 {
 			// Else (an agent built in code without tool_output) the
 			// orchestrator's own size cap applies.
@@ -246,9 +259,14 @@ func (s *session) batch(ctx context.Context, c *llm.ToolCall, op *Op, inBatch bo
 		return callOutcome{fmt.Sprintf("%s accepts at most %d calls; you sent %d. Split them over several turns.", BatchTool, n, len(a.Calls)), true}
 	}
 	results := make([]callOutcome, len(a.Calls))
-	var wg sync.WaitGroup
+	inners := make([]*llm.ToolCall, len(a.Calls))
 	for i, bc := range a.Calls {
-		inner := &llm.ToolCall{ID: fmt.Sprintf("%s.%d", c.ID, i+1), Name: bc.Tool, Arguments: string(bc.Parameters)}
+		inners[i] = &llm.ToolCall{ID: fmt.Sprintf("%s.%d", c.ID, i+1), Name: bc.Tool, Arguments: string(bc.Parameters)}
+	}
+	s.askApprovals(ctx, inners)
+	var wg sync.WaitGroup
+	for i := range a.Calls {
+		inner := inners[i]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

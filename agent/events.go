@@ -59,7 +59,7 @@ type Event struct {
 	Tool   *ToolInfo       // EventToolStarted, EventToolFinished
 	Status *TaskStatus     // EventTaskStatus
 	Report *Report         // EventFinalReport
-	Notice string          // EventNotice, EventReportRejected (why), EventSessionDone (why it ended, in words)
+	Notice string          // EventNotice, EventReportRejected (why), EventSessionDone (why it ended, in words), EventResumed (the decision: "github__merge approved by U1 for this thread")
 	Err    string          // EventSessionDone: the technical cause of an abnormal end, for the log only
 	Warn   bool            // EventNotice: worth a warning in the log (a report in the wrong format, normalised)
 	Usage  *llm.Usage      // EventSessionDone: the session's total

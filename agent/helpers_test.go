@@ -80,14 +80,15 @@ const (
 
 // harness is one agent, one fake model server and a Runner wired to them.
 type harness struct {
-	t      *testing.T
-	srv    *llmtest.Server
-	runner *Runner
-	agent  *config.Agent
-	events *eventLog
-	format string   // Input.Format
-	watch  Observer // also receives the session's events, after events
-	files  []attach.File
+	t        *testing.T
+	srv      *llmtest.Server
+	runner   *Runner
+	agent    *config.Agent
+	events   *eventLog
+	format   string   // Input.Format
+	watch    Observer // also receives the session's events, after events
+	approver Approver // Input.Approver
+	files    []attach.File
 }
 
 type option func(*harnessConfig)
@@ -212,7 +213,7 @@ func (h *harness) runCtx(ctx context.Context, prompt string) *Result {
 	h.t.Helper()
 	done := make(chan *Result, 1)
 	go func() {
-		done <- h.runner.Run(ctx, Input{Agent: h.agent, Prompt: prompt, Files: h.files, Format: h.format, Observer: Tee(h.events.observe, h.watch)})
+		done <- h.runner.Run(ctx, Input{Agent: h.agent, Prompt: prompt, Files: h.files, Format: h.format, Observer: Tee(h.events.observe, h.watch), Approver: h.approver})
 	}()
 	var res *Result
 	select {

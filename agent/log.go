@@ -71,6 +71,12 @@ func logEvents(log *zap.Logger) Observer {
 				fields = append(fields, zap.Strings("schema_errors", r.SchemaErrors))
 			}
 		}
+		if w := e.Wait; w != nil {
+			fields = append(fields, zap.String("wait", w.ID), zap.String("what", w.What), zap.Strings("who", w.Who))
+			if w.Outcome != "" {
+				fields = append(fields, zap.String("outcome", w.Outcome))
+			}
+		}
 		if e.Notice != "" {
 			key := "notice"
 			if e.Kind == EventReportRejected {
@@ -113,7 +119,7 @@ func eventLevel(e *Event) zapcore.Level {
 			return zapcore.DebugLevel
 		}
 		return zapcore.InfoLevel
-	case EventSessionStarted, EventFinalReport, EventSessionDone, EventNotice, EventLLMRetry:
+	case EventSessionStarted, EventFinalReport, EventSessionDone, EventNotice, EventLLMRetry, EventWaiting, EventResumed:
 		return zapcore.InfoLevel
 	}
 	return zapcore.DebugLevel

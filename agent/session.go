@@ -54,6 +54,9 @@ type Runner struct {
 	Backoff func(attempt int) time.Duration
 	// Now overrides the clock (tests).
 	Now func() time.Time
+	// ApprovalTimeout bounds the wait for a person's approval of a tool
+	// call; 0 means config.DefaultApprovalTimeout.
+	ApprovalTimeout time.Duration
 
 	toolSets sync.Map // toolSetKey → *toolSet (which records the *config.Agent it was built for)
 }
@@ -78,6 +81,9 @@ type Input struct {
 	Tools []SessionTool
 	// Observer receives the session's events (optional).
 	Observer Observer
+	// Approver is asked about the tool calls that need a person's
+	// approval; nil denies them, saying no one can be asked.
+	Approver Approver
 	// SessionID names the session in events and logs ("" makes one up).
 	SessionID string
 	// Started, when set, is when the session's clock started: work the
@@ -169,8 +175,10 @@ type session struct {
 
 	// work bounds the turns that may still call tools; final the whole
 	// session. work ends a little before final, so that a model stopped by
-	// the time limit still has time to write its report.
+	// the time limit still has time to write its report. Both move later
+	// by the time the clock stands still while a person is asked.
 	work, final context.Context
+	clock       *clock
 
 	turn       int
 	toolCalls  int
@@ -190,7 +198,9 @@ type session struct {
 	terminate *terminateNote
 	lastTool  string // the latest successful tool result, for last-chance adoption
 	handoff   *handoff
-	loaded    loadedTools // the tools tools__search found
+	loaded    loadedTools              // the tools tools__search found
+	gates     map[string]*approvalGate // by call id: the calls waiting for a person
+	denied    map[string]bool          // by deniedKey: calls a person denied
 }
 
 type terminateNote struct {
@@ -291,11 +301,12 @@ func (s *session) run(ctx context.Context) (*Result, *handoff) {
 		// part of that for its own report, as any session does.
 		deadline, limit = d, time.Until(d)
 	}
-	final, cancelFinal := context.WithDeadline(ctx, deadline)
-	defer cancelFinal()
-	work, cancelWork := context.WithDeadline(final, deadline.Add(-reportGrace(limit)))
-	defer cancelWork()
+	final := newMovable(ctx, deadline)
+	defer final.release()
+	work := newMovable(final, deadline.Add(-reportGrace(limit)))
+	defer work.release()
 	s.work, s.final = work, final
+	s.clock = &clock{above: s.link.clockAbove(), ctxs: []*movable{work, final}}
 
 	s.tree = s.link.node(s.in, start)
 	s.openStore()

@@ -30,6 +30,18 @@ type link struct {
 	path []string // the agents of the sessions above, top first
 	call string   // the id of the parent's tool call that started the session
 	op   *Op      // that call's node: the session's tree hangs under it
+	// clock is the starting session's, which stops while this one waits
+	// for a person; nil for a handoff, whose first session is over.
+	clock *clock
+}
+
+// clockAbove is the clock of the session that started this one, nil for
+// none.
+func (l *link) clockAbove() *clock {
+	if l == nil {
+		return nil
+	}
+	return l.clock
 }
 
 // above returns the agents above a session, top first; nil for a top-level
@@ -133,9 +145,9 @@ func (s *session) callSubAgent(ctx context.Context, c *llm.ToolCall, op *Op) cal
 	if sub == nil {
 		return callOutcome{fmt.Sprintf("The agent %s is not configured any more; continue without it.", name), true}
 	}
-	in := Input{Agent: sub, Format: subFormat(sub), Prompt: args.Prompt, Observer: s.in.Observer,
+	in := Input{Agent: sub, Format: subFormat(sub), Prompt: args.Prompt, Observer: s.in.Observer, Approver: s.in.Approver,
 		SessionID: s.id + "/" + name + "-" + randomID(2)}
-	res := s.r.run(ctx, in, &link{path: s.path, call: c.ID, op: op})
+	res := s.r.run(ctx, in, &link{path: s.path, call: c.ID, op: op, clock: s.clock})
 	s.mu.Lock()
 	s.usage.Add(res.Usage)
 	s.mu.Unlock()

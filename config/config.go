@@ -28,6 +28,9 @@ type Config struct {
 	// tool, named rest__<name>_<operationId>.
 	OpenAPI map[string]OpenAPI `yaml:"openapi"`
 	Queues  map[string]Queue   `yaml:"queues"`
+	// ApprovalTimeout is how long a call waits for a person's approval
+	// (default 10m); no decision in time is a denial.
+	ApprovalTimeout Duration `yaml:"approval_timeout"`
 	// MaxAgentDepth bounds how deep sub-agents may call sub-agents (default
 	// 3: a top-level agent, its sub-agents and theirs). Router hand-offs
 	// count as a level too.
@@ -296,6 +299,10 @@ type MCPServer struct {
 	// never); ToolsCache overrides it per tool (by the server's own name).
 	Cache      Duration            `yaml:"cache"`
 	ToolsCache map[string]Duration `yaml:"tools_cache"`
+	// ApprovalPolicy says which calls wait for a person; ToolsApproval
+	// overrides its mode per tool (by the server's own name).
+	ApprovalPolicy `yaml:",inline"`
+	ToolsApproval  map[string]string `yaml:"tools_approval"`
 	// HealthProbe is how a running server is checked: ping (default) or
 	// list_tools.
 	HealthProbe string `yaml:"health_probe"`
@@ -324,6 +331,8 @@ type RestTool struct {
 	Timeout   Duration       `yaml:"timeout"`
 	Cache     Duration       `yaml:"cache"`
 	Streaming *RestStreaming `yaml:"streaming"`
+	// ApprovalPolicy says which calls wait for a person.
+	ApprovalPolicy `yaml:",inline"`
 }
 
 // RestStreaming reads a response made of one JSON object per line.
@@ -355,6 +364,8 @@ type OpenAPI struct {
 	Queue      string   `yaml:"queue"`
 	Timeout    Duration `yaml:"timeout"`
 	Cache      Duration `yaml:"cache"`
+	// ApprovalPolicy says which operations' calls wait for a person.
+	ApprovalPolicy `yaml:",inline"`
 }
 
 // Queue bounds how many tool calls of one queue run at once.

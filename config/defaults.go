@@ -90,6 +90,9 @@ func (c *Config) applyDefaults(w *walker, dir string) {
 	if !w.present["mcp_init_concurrency"] {
 		c.MCPInitConcurrency = DefaultMCPInitConcurrency
 	}
+	if !w.present["approval_timeout"] {
+		c.ApprovalTimeout = Duration(DefaultApprovalTimeout)
+	}
 	if !w.present["max_agent_depth"] {
 		c.MaxAgentDepth = DefaultMaxAgentDepth
 	}

@@ -63,6 +63,7 @@ func (c *Config) validate(w *walker) {
 	if w.present["max_agent_depth"] && c.MaxAgentDepth < 1 {
 		w.errorf("max_agent_depth", "must be at least 1 (1 = no sub-agents; default %d), got %d", DefaultMaxAgentDepth, c.MaxAgentDepth)
 	}
+	c.validateApprovals(w)
 	checkToolOutput(w, "", c.ToolOutput, func(k string) bool { return w.present[k] }, c)
 	c.validateSlack(w)
 	for _, q := range []struct {

@@ -111,7 +111,9 @@ type Bot struct {
 
 	limiter *ratelimit.Transport // every Web API call waits here for its rate budget
 	fetcher *attach.Fetcher      // downloads attached files (files.go)
-	pace    *ratelimit.Pacer     // how often progress messages may be refreshed
+	// approvals are the tool calls waiting here for a click (approval.go).
+	approvals approvals
+	pace      *ratelimit.Pacer // how often progress messages may be refreshed
 
 	botUserID, botID, teamID string
 

@@ -112,6 +112,8 @@ func (b *Bot) onActions(ctx context.Context, cb slackapi.InteractionCallback) {
 			b.stop(ctx, a.Value, cb.User.ID, cb.Channel.ID)
 		case feedbackAction:
 			b.onFeedback(cb, a)
+		case approveAction, denyAction, approveThreadAction:
+			b.onApproval(a.ActionID, a.Value, cb.User.ID, cb.Channel.ID)
 		}
 	}
 }

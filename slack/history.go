@@ -37,7 +37,7 @@ func (b *Bot) history(ctx context.Context, req request, own string) (turns []llm
 			}
 			continue
 		}
-		if m.Timestamp == req.ts || strings.TrimSpace(m.Text) == "" && len(m.Files) == 0 {
+		if m.Timestamp == req.ts || strings.TrimSpace(m.Text) == "" && len(m.Files) == 0 || (m.BotID != "" && isApproval(m)) {
 			continue
 		}
 		var msg llm.Message

@@ -224,7 +224,8 @@ func (r *run) answer(ctx context.Context, log *zap.Logger, res *agent.Result, st
 	_ = b.records.putSession(pctx, state.SessionRecord{ID: r.id, User: r.req.user, Channel: r.req.channel,
 		ThreadTS: r.req.threadTS, Agent: r.agent.Name, Status: status, Turns: res.Turns, ToolCalls: res.ToolCalls,
 		InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens, CostUSD: res.Usage.CostUSD,
-		Started: started, Duration: time.Since(started), Report: tools.Snippet(rep.Text(), maxRecordedReport)})
+		Started: started, Duration: time.Since(started), Report: tools.Snippet(rep.Text(), maxRecordedReport),
+		Approvals: r.decisions.all()})
 	if written {
 		msgs = r.asFile(pctx, log, rep, msgs)
 		if note != "" {

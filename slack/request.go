@@ -59,6 +59,8 @@ type run struct {
 	display     display
 	// admission is what the question holds from admission to its end.
 	admission *admission
+	// decisions are the approvals decided in the session (approval.go).
+	decisions decisionLog
 }
 
 // start handles a request on a goroutine of its own.
@@ -162,7 +164,8 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 		obs = agent.Tee(obs, func(e agent.Event) { b.watch(where, e) })
 	}
 	res := b.runner.Run(ctx, agent.Input{Agent: r.agent, Format: config.FormatSlackBlockKit, History: history,
-		Prompt: b.withViewContext(ctx, r.req), Files: files, Tools: r.threadTools(shared), Observer: obs, SessionID: r.id, Started: started})
+		Prompt: b.withViewContext(ctx, r.req), Files: files, Tools: r.threadTools(shared), Observer: obs, SessionID: r.id, Started: started,
+		Approver: r.approver()})
 	r.admission.spend(context.WithoutCancel(ctx), res.Usage)
 	// No update may land after the answer: the updater is
 	// stopped, and waited for, first.

@@ -256,6 +256,7 @@ func (m *Memory) Take(_ context.Context, key string, rate float64, burst, keep i
 func (m *Memory) PutSession(_ context.Context, r SessionRecord) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	r.Approvals = slices.Clone(r.Approvals)
 	m.sessions[r.ID] = r
 	m.forgetOld(m.now())
 	return nil

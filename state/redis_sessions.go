@@ -248,6 +248,7 @@ func sessionFields(s SessionRecord) []any {
 		"started", s.Started.Format(time.RFC3339Nano),
 		"duration_ns", int64(s.Duration),
 		"report", s.Report,
+		"approvals", encodeApprovals(s.Approvals),
 	}
 	for _, f := range s.Feedback {
 		data, _ := json.Marshal(verdict{Value: f.Value, At: f.At})
@@ -259,13 +260,14 @@ func sessionFields(s SessionRecord) []any {
 // parseSession reads a record back from its hash.
 func parseSession(m map[string]string) (SessionRecord, error) {
 	s := SessionRecord{
-		ID:       m["id"],
-		User:     m["user"],
-		Channel:  m["channel"],
-		ThreadTS: m["thread_ts"],
-		Agent:    m["agent"],
-		Status:   m["status"],
-		Report:   m["report"],
+		ID:        m["id"],
+		User:      m["user"],
+		Channel:   m["channel"],
+		ThreadTS:  m["thread_ts"],
+		Agent:     m["agent"],
+		Status:    m["status"],
+		Report:    m["report"],
+		Approvals: decodeApprovals(m["approvals"]),
 		// "feedback" is the single verdict an older release kept.
 		Feedback: decodeFeedback(m["feedback"]),
 	}

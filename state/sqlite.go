@@ -84,7 +84,8 @@ CREATE TABLE IF NOT EXISTS sessions (
 	started       INTEGER,        -- NULL for a zero time, which has no Unix nanoseconds
 	duration      INTEGER NOT NULL,
 	report        TEXT NOT NULL,
-	feedback      TEXT NOT NULL
+	feedback      TEXT NOT NULL,
+	approvals     TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS sessions_started ON sessions (started DESC, id);
 CREATE INDEX IF NOT EXISTS sessions_user ON sessions (user, started DESC, id);
@@ -119,6 +120,10 @@ func NewSQLite(path string) (*SQLite, error) {
 	if _, err := w.Exec(schema + progressSchema); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("state: sqlite %s: creating the schema: %w", path, err)
+	}
+	if err := addApprovalsColumn(w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("state: sqlite %s: adding the approvals column: %w", path, err)
 	}
 	r, err := sql.Open("sqlite", path+params+"&_query_only=1")
 	if err != nil {
@@ -296,7 +301,7 @@ func (s *SQLite) Take(ctx context.Context, key string, rate float64, burst, keep
 // sessionColumns are the sessions table's columns in the order
 // scanSession reads them.
 const sessionColumns = `id, user, channel, thread_ts, agent, status, turns, tool_calls,
-	input_tokens, output_tokens, cost_usd, started, duration, report, feedback`
+	input_tokens, output_tokens, cost_usd, started, duration, report, feedback, approvals`
 
 // PutSession implements Store.
 func (s *SQLite) PutSession(ctx context.Context, r SessionRecord) error {
@@ -305,9 +310,10 @@ func (s *SQLite) PutSession(ctx context.Context, r SessionRecord) error {
 		started = r.Started.UnixNano()
 	}
 	_, err := s.exec(ctx, `INSERT OR REPLACE INTO sessions (`+sessionColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.User, r.Channel, r.ThreadTS, r.Agent, r.Status, r.Turns, r.ToolCalls,
-		r.InputTokens, r.OutputTokens, r.CostUSD, started, int64(r.Duration), r.Report, encodeFeedback(r.Feedback))
+		r.InputTokens, r.OutputTokens, r.CostUSD, started, int64(r.Duration), r.Report, encodeFeedback(r.Feedback),
+		encodeApprovals(r.Approvals))
 	if err != nil {
 		return err
 	}
@@ -322,10 +328,11 @@ func scanSession(row interface{ Scan(...any) error }) (SessionRecord, error) {
 	var r SessionRecord
 	var started sql.NullInt64
 	var duration int64
-	var feedback string
+	var feedback, approvals string
 	err := row.Scan(&r.ID, &r.User, &r.Channel, &r.ThreadTS, &r.Agent, &r.Status, &r.Turns, &r.ToolCalls,
-		&r.InputTokens, &r.OutputTokens, &r.CostUSD, &started, &duration, &r.Report, &feedback)
+		&r.InputTokens, &r.OutputTokens, &r.CostUSD, &started, &duration, &r.Report, &feedback, &approvals)
 	r.Feedback = decodeFeedback(feedback)
+	r.Approvals = decodeApprovals(approvals)
 	if started.Valid {
 		r.Started = time.Unix(0, started.Int64)
 	}

@@ -103,6 +103,9 @@ type SessionRecord struct {
 	// Feedback holds each person's last verdict on the answer, oldest
 	// first.
 	Feedback []Feedback
+	// Approvals are the decisions on the session's tool calls that waited
+	// for a person, in the order they were made.
+	Approvals []Approval
 }
 
 // Feedback is one person's verdict on an answer.

@@ -49,9 +49,10 @@ type Metrics struct {
 	slackLimited  *prometheus.CounterVec
 	slackDuration *prometheus.HistogramVec
 
-	feedback *prometheus.CounterVec
-	streams  *prometheus.CounterVec
-	budgets  *budgetCollector
+	feedback  *prometheus.CounterVec
+	streams   *prometheus.CounterVec
+	approvals *prometheus.CounterVec
+	budgets   *budgetCollector
 }
 
 // Buckets, in seconds, for the kinds of wait the bot measures.
@@ -110,6 +111,7 @@ func NewMetrics() *Metrics {
 	m.feedback = counter("slackbot_feedback_total", "Feedback on answers, by value (positive, negative).", "value")
 	m.streams = counter("slackbot_slack_streams_total",
 		"Sessions that chose a streamed message, by outcome: answered (ended by chat.stopStream), answered_below (the stop failed; the answer posted as messages), fallback_budget and fallback_refused (shown as a progress message instead).", "outcome")
+	m.approvals = newApprovals(m.reg)
 	m.budgets = newBudgetCollector()
 	m.reg.MustRegister(m.budgets)
 
@@ -247,6 +249,10 @@ func (o *sessionMetrics) observe(e agent.Event) {
 		}
 		if u.CostUSD > 0 {
 			m.cost.WithLabelValues(model).Add(u.CostUSD)
+		}
+	case agent.EventResumed:
+		if isApproval(e) {
+			m.approvals.WithLabelValues(approvalDecision(e.Wait)).Inc()
 		}
 	case agent.EventToolFinished:
 		info := e.Tool

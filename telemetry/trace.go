@@ -161,6 +161,8 @@ func (r *traceRun) observe(e agent.Event) {
 			attribute.Int("slackbot.tool.arg_bytes", e.Tool.ArgBytes))
 	case agent.EventToolFinished:
 		r.toolFinished(e)
+	case agent.EventResumed:
+		r.approvalEvent(e)
 	case agent.EventSessionDone:
 		r.endTurn(e.Op, e.Time)
 		r.sessionDone(e)

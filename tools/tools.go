@@ -32,6 +32,8 @@ type Tool struct {
 	// CacheTTL is how long a successful result is reused for a call with
 	// the same arguments; 0 disables caching.
 	CacheTTL time.Duration
+	// Approval, when set, makes each call wait for a person's yes.
+	Approval *Approval
 }
 
 // Call is one invocation handed to a Provider.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -71,7 +70,8 @@ func wire(ctx context.Context, path string, verbose bool, stderr io.Writer) (*wi
 	}
 	closeAll := func() error { return errors.Join(closeTools(), store.Close()) }
 	warmup(ctx, orch, log)
-	runner := &agent.Runner{Providers: providers, Tools: orch, Log: log, Agents: cfg.Agents, MaxDepth: cfg.MaxAgentDepth, ToolOutput: store}
+	runner := &agent.Runner{Providers: providers, Tools: orch, Log: log, Agents: cfg.Agents, MaxDepth: cfg.MaxAgentDepth, ToolOutput: store,
+		ApprovalTimeout: cfg.ApprovalTimeout.D()}
 	// Each agent's tools are measured against its models now, so that one
 	// with more than they take, or refused, is logged at start rather than
 	// at its first question.
@@ -158,10 +158,11 @@ func (c *command) wire(ctx context.Context) (*wiring, error) {
 	return wire(ctx, *c.config, *c.verbose, c.stderr)
 }
 
-func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	c := newCommand("ask", stderr)
 	stderr = c.stderr
 	name := c.fs.String("agent", "", "agent to ask (required)")
+	approve := approveFlag(c.fs)
 	format := c.fs.String("format", "", "output format: markdown, json, tty, slack-block-kit, … (default: the agent's)")
 	quiet := c.fs.Bool("quiet", false, "do not print progress to stderr")
 	if err := c.parse(args); err != nil {
@@ -169,7 +170,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	question := strings.TrimSpace(strings.Join(c.fs.Args(), " "))
 	if *name == "" || question == "" {
-		fmt.Fprintln(stderr, `usage: slackbot ask [--config FILE] --agent NAME [--format FORMAT] "question"`)
+		fmt.Fprintln(stderr, `usage: slackbot ask [--config FILE] --agent NAME [--format FORMAT] [--approve GLOBS] "question"`)
 		return errUsage
 	}
 	if *format != "" && !validFormat(*format) {
@@ -188,7 +189,12 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if !*quiet && !*c.verbose {
 		obs = progress(stderr)
 	}
-	res := w.runner.Run(ctx, agent.Input{Agent: a, Format: *format, Prompt: question, Observer: obs})
+	var lines <-chan string
+	if interactive(stdin) {
+		lines = agent.Lines(stdin)
+	}
+	ap := terminalApprover(stdin, lines, stderr, *approve)
+	res := w.runner.Run(ctx, agent.Input{Agent: a, Format: *format, Prompt: question, Observer: obs, Approver: ap})
 	if err := printReport(stdout, res.Report); err != nil {
 		return err
 	}
@@ -204,6 +210,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	c := newCommand("chat", stderr)
 	stderr = c.stderr
 	name := c.fs.String("agent", "assistant", "agent to talk to")
+	approve := approveFlag(c.fs)
 	if err := c.parse(args); err != nil {
 		return err
 	}
@@ -218,10 +225,20 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	fmt.Fprintf(stderr, "Talking to %s (%s). One question per line; Ctrl-D ends.\n", a.Name, strings.Join(a.Models, ", "))
 	var history []llm.Message
-	in := bufio.NewScanner(stdin)
-	in.Buffer(make([]byte, 64*1024), 1<<20)
-	for fmt.Fprint(stderr, "> "); in.Scan(); fmt.Fprint(stderr, "> ") {
-		q := strings.TrimSpace(in.Text())
+	// Questions and approval answers come from the same lines.
+	lines := agent.Lines(stdin)
+	ap := terminalApprover(stdin, lines, stderr, *approve)
+	for fmt.Fprint(stderr, "> "); ; fmt.Fprint(stderr, "> ") {
+		var line string
+		var ok bool
+		select {
+		case line, ok = <-lines:
+		case <-ctx.Done():
+		}
+		if !ok {
+			return nil
+		}
+		q := strings.TrimSpace(line)
 		if q == "" {
 			continue
 		}
@@ -231,7 +248,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		if history, dropped = agent.TrimHistory(a, history, q); dropped > 0 {
 			fmt.Fprintf(stderr, "  · the conversation is long: its %d oldest messages are forgotten to fit the model's context window\n", dropped)
 		}
-		res := w.runner.Run(ctx, agent.Input{Agent: a, Format: config.FormatMarkdown, History: history, Prompt: q, Observer: progress(stderr)})
+		res := w.runner.Run(ctx, agent.Input{Agent: a, Format: config.FormatMarkdown, History: history, Prompt: q, Observer: progress(stderr), Approver: ap})
 		if err := printReport(stdout, res.Report); err != nil {
 			return err
 		}
@@ -240,7 +257,6 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			return nil
 		}
 	}
-	return in.Err()
 }
 
 // printReport writes the answer in its format: Block Kit messages repaired

@@ -118,7 +118,8 @@ var manifestBotEvents = []string{
 // prompts and titles) needs assistant:write, progress reactions need
 // reactions:write, the channel list that resolves rules by name needs the
 // :read scope of each kind of channel, reading the files people attach
-// needs files:read and answering with a file needs files:write.
+// needs files:read and answering with a file needs files:write, and
+// user-group approvers of tool calls need usergroups:read.
 var manifestBotScopes = []string{
 	"app_mentions:read",
 	"chat:write",
@@ -132,6 +133,7 @@ var manifestBotScopes = []string{
 	"groups:read",
 	"mpim:read",
 	"users:read",
+	"usergroups:read",
 	"reactions:write",
 	"commands",
 	"assistant:write",

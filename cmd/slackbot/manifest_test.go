@@ -107,7 +107,7 @@ func TestManifestIsWhatSlackNeedsForSocketMode(t *testing.T) {
 				t.Error("the manifest declares assistant_view, which new apps cannot use beside agent_view")
 			}
 			for _, scope := range []string{"app_mentions:read", "chat:write", "im:history", "im:read", "im:write", "channels:history",
-				"groups:history", "mpim:history", "channels:read", "groups:read", "mpim:read", "users:read", "reactions:write", "commands", "assistant:write",
+				"groups:history", "mpim:history", "channels:read", "groups:read", "mpim:read", "users:read", "usergroups:read", "reactions:write", "commands", "assistant:write",
 				"files:read", "files:write"} {
 				if !slices.Contains(m.OAuthConfig.Scopes.Bot, scope) {
 					t.Errorf("scope %s is missing: %v", scope, m.OAuthConfig.Scopes.Bot)

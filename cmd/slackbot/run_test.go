@@ -119,7 +119,8 @@ func TestSessionsListsWhatTheBotRecorded(t *testing.T) {
 	now := time.Now()
 	for _, r := range []state.SessionRecord{
 		{ID: "s1", User: "U0ADA", Channel: "C0GEN", Agent: "helper", Status: "success", Turns: 2, InputTokens: 100, OutputTokens: 20,
-			CostUSD: 0.0012, Started: now.Add(-2 * time.Hour), Duration: 3 * time.Second, Report: "Paris is the capital.\nMore."},
+			CostUSD: 0.0012, Started: now.Add(-2 * time.Hour), Duration: 3 * time.Second, Report: "Paris is the capital.\nMore.",
+			Approvals: []state.Approval{{Tool: "notes__delete_note", Decision: "approved", By: "U0ADA", Thread: true, At: now}}},
 		{ID: "s2", User: "U0BOB", Channel: "C0GEN", Agent: "helper", Status: "failure", Started: now.Add(-48 * time.Hour), Report: "No model."},
 	} {
 		if err := store.PutSession(context.Background(), r); err != nil {
@@ -141,6 +142,7 @@ func TestSessionsListsWhatTheBotRecorded(t *testing.T) {
 		t.Fatalf("sessions: %v\n%s", err, stderr)
 	}
 	if !strings.Contains(out, "U0ADA") || !strings.Contains(out, "Paris is the capital.") || !strings.Contains(out, "+2 -1") ||
+		!strings.Contains(out, "notes__delete_note approved by U0ADA (thread)") ||
 		strings.Contains(out, "U0BOB") || !strings.Contains(stderr, "1 sessions") {
 		t.Fatalf("sessions printed:\n%s%s", out, stderr)
 	}

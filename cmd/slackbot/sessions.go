@@ -45,11 +45,11 @@ func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("state: %w", err)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STARTED\tUSER\tCHANNEL\tAGENT\tSTATUS\tTURNS\tTOKENS\tCOST\tDURATION\tFEEDBACK\tANSWER")
+	fmt.Fprintln(tw, "STARTED\tUSER\tCHANNEL\tAGENT\tSTATUS\tTURNS\tTOKENS\tCOST\tDURATION\tFEEDBACK\tAPPROVALS\tANSWER")
 	for _, r := range recs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t$%.4f\t%s\t%s\t%s\n", r.Started.Local().Format("2006-01-02 15:04:05"),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t$%.4f\t%s\t%s\t%s\t%s\n", r.Started.Local().Format("2006-01-02 15:04:05"),
 			r.User, r.Channel, r.Agent, r.Status, r.Turns, r.InputTokens+r.OutputTokens, r.CostUSD,
-			r.Duration.Round(100*time.Millisecond), feedbackSummary(r.Feedback), firstLine(strings.TrimSpace(r.Report), 60))
+			r.Duration.Round(100*time.Millisecond), feedbackSummary(r.Feedback), approvalSummary(r.Approvals), firstLine(strings.TrimSpace(r.Report), 60))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

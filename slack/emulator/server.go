@@ -109,6 +109,7 @@ type Server struct {
 
 	channels map[string]*channel
 	users    map[string]*User
+	groups   map[string][]string // user groups' members (AddUserGroup); nil until used
 	tickets  map[string]bool
 
 	calls      []Call

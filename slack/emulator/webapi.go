@@ -43,6 +43,7 @@ var methods = map[string]method{
 	"conversations.open":          {fn: (*Server).conversationsOpen},
 	"conversations.list":          {fn: (*Server).conversationsList},
 	"users.info":                  {fn: (*Server).usersInfo},
+	"usergroups.users.list":       {fn: (*Server).usergroupsUsersList},
 	"reactions.add":               {fn: (*Server).reactionsAdd},
 	"reactions.remove":            {fn: (*Server).reactionsRemove},
 	"assistant.threads.setStatus": {fn: (*Server).assistantSetStatus},

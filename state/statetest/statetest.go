@@ -576,6 +576,20 @@ var sessionTests = []test{
 			t.Fatalf("%d records after replacing one", len(all))
 		}
 	}},
+	{"a record keeps its approval decisions in order", func(t *testing.T, s state.Store) {
+		r := record("SA", "U1", "C1", 1_800_000_000)
+		at := time.Unix(1_800_000_010, 0).UTC()
+		r.Approvals = []state.Approval{
+			{Tool: "github__merge", Decision: "approved", By: "U2", Thread: true, At: at},
+			{Tool: "github__delete", Decision: "timed out", At: at.Add(time.Minute)},
+		}
+		if err := s.PutSession(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, _ := s.Session(ctx, "SA"); !reflect.DeepEqual(got.Approvals, r.Approvals) {
+			t.Fatalf("approvals %+v, want %+v", got.Approvals, r.Approvals)
+		}
+	}},
 	{"an unknown session is not found", func(t *testing.T, s state.Store) {
 		if _, ok, err := s.Session(ctx, "nope"); ok || err != nil {
 			t.Fatalf("Session = %v, %v", ok, err)

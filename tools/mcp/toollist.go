@@ -58,6 +58,7 @@ func buildTools(server string, cfg config.MCPServer, remote []mcp.Tool) toolSet 
 			Remote:      rt.Name,
 			Timeout:     cfg.Timeout.D(),
 			CacheTTL:    cfg.CacheTTL(rt.Name).D(),
+			Approval:    tools.NewApproval(cfg.ToolApproval(rt.Name), mayWrite(rt), server, rt.Name, rt.Description, cfg.ApproversOrAsker()),
 		})
 	}
 	return ts
@@ -80,4 +81,11 @@ func inputSchema(t mcp.Tool) json.RawMessage {
 		return nil
 	}
 	return doc.InputSchema
+}
+
+// mayWrite reports whether a tool may change something: unless annotated
+// readOnlyHint: true, the MCP default is that it may.
+func mayWrite(t mcp.Tool) bool {
+	ro := t.Annotations.ReadOnlyHint
+	return ro == nil || !*ro
 }

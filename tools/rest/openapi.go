@@ -358,6 +358,7 @@ func (c *converter) endpoint(key string, cfg config.OpenAPI, base, method, p str
 			Remote:      name,
 			Timeout:     cfg.Timeout.D(),
 			CacheTTL:    cache,
+			Approval:    tools.NewApproval(cfg.ApprovalMode(), tools.WritingMethod(method), key, name, description(method, p, op), cfg.ApproversOrAsker()),
 		},
 		service: key,
 		method:  method,

@@ -61,6 +61,7 @@ func restEndpoint(name string, t config.RestTool) (*endpoint, error) {
 			Remote:      name,
 			Timeout:     timeout,
 			CacheTTL:    t.Cache.D(),
+			Approval:    tools.NewApproval(t.ApprovalMode(), tools.WritingMethod(method), Namespace, name, desc, t.ApproversOrAsker()),
 		},
 		service: name,
 		method:  method,
