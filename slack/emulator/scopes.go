@@ -15,7 +15,7 @@ import (
 var DefaultScopes = []string{
 	"app_mentions:read", "chat:write", "im:history", "im:read", "im:write",
 	"channels:history", "groups:history", "mpim:history", "channels:read", "groups:read", "mpim:read",
-	"users:read", "reactions:write", "commands", "assistant:write", "files:read", "files:write",
+	"users:read", "usergroups:read", "reactions:write", "commands", "assistant:write", "files:read", "files:write",
 }
 
 // methodScopes are the scopes the emulator checks, by method.
