@@ -41,7 +41,7 @@ type server struct {
 	changed   chan struct{} // closed and replaced on every phase change
 	refs      int
 	listeners map[*handle]func()
-	calls     calls // tool calls in flight, for elicitation
+	calls     calls              // tool calls in flight, for elicitation
 	cancel    context.CancelFunc // stops the supervisor
 	done      chan struct{}      // closed when the supervisor has returned
 }
