@@ -110,6 +110,7 @@ func (s *session) dispatch(ctx context.Context, c *llm.ToolCall, op *Op, parent 
 		if s.log != nil {
 			ctx = tools.WithLogger(ctx, s.log)
 		}
+		ctx = s.elicitContext(ctx, op)
 		if s.store != nil || s.a.ToolOutput.MaxBytes > 0 {
 			// Else (an agent built in code without tool_output) the
 			// orchestrator's own size cap applies.

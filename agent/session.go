@@ -75,6 +75,9 @@ type Input struct {
 	Files []attach.File
 	// Observer receives the session's events (optional).
 	Observer Observer
+	// Elicitor answers the questions tools ask mid-call (MCP elicitation)
+	// by asking the person behind the session; nil declines them.
+	Elicitor tools.Elicitor
 	// SessionID names the session in events and logs ("" makes one up).
 	SessionID string
 	// Started, when set, is when the session's clock started: work the

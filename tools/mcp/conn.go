@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"sync"
@@ -278,7 +279,8 @@ func (c *conn) startHTTP(run context.Context, cfg config.MCPServer, opts []clien
 	if err != nil {
 		return err
 	}
-	c.client = client.NewClient(cancellingHTTP{t}, append(opts, clientOptions...)...)
+	answers := &longAnswers{url: cfg.URL, headers: headers(cfg), session: t.GetSessionId, client: &http.Client{}}
+	c.client = client.NewClient(cancellingHTTP{t, answers}, append(opts, clientOptions...)...)
 	return c.client.Start(run)
 }
 

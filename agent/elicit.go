@@ -1,0 +1,68 @@
+package agent
+
+import (
+	"context"
+	"errors"
+
+	"github.com/slackbot/slackbot/tools"
+)
+
+// waitingElicitor is the session's elicitor as its tool calls see it: the
+// front end's, with the wait shown to the observers (EventWaiting, then
+// EventResumed with the outcome).
+type waitingElicitor struct {
+	s    *session
+	op   *Op
+	next tools.Elicitor
+}
+
+// answerers is implemented by an elicitor that knows who may answer (the
+// asker); the waiting event names them.
+type answerers interface {
+	Answerers() []string
+}
+
+// Elicit asks the front end's elicitor and reports the wait.
+func (w waitingElicitor) Elicit(ctx context.Context, req tools.ElicitRequest) (tools.ElicitAnswer, error) {
+	info := WaitInfo{ID: "elicit-" + randomID(4), What: "answer to " + req.Server + "'s question"}
+	if a, ok := w.next.(answerers); ok {
+		info.Who = a.Answerers()
+	}
+	waiting := info
+	w.s.emit(Event{Kind: EventWaiting, Op: w.op, Wait: &waiting})
+	ans, err := w.next.Elicit(ctx, req)
+	info.Outcome = elicitOutcome(ans, err)
+	w.s.emit(Event{Kind: EventResumed, Op: w.op, Wait: &info})
+	return ans, err
+}
+
+// elicitOutcome names how an elicitation ended, in the words of
+// WaitInfo.Outcome.
+func elicitOutcome(ans tools.ElicitAnswer, err error) string {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timed out"
+	case err != nil:
+		return "cancelled"
+	case ans.Action == tools.ElicitAccept:
+		return "answered"
+	case ans.Action == tools.ElicitDecline:
+		return "declined"
+	case ans.Reason == ReasonTimedOut:
+		return "timed out"
+	}
+	return "cancelled"
+}
+
+// ReasonTimedOut is the ElicitAnswer.Reason of a cancel because nobody
+// answered in time.
+const ReasonTimedOut = "nobody answered in time"
+
+// elicitContext gives a tool call's context the session's elicitor, when
+// the session has one.
+func (s *session) elicitContext(ctx context.Context, op *Op) context.Context {
+	if s.in.Elicitor == nil {
+		return ctx
+	}
+	return tools.WithElicitor(ctx, waitingElicitor{s: s, op: op, next: s.in.Elicitor})
+}
