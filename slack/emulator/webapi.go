@@ -51,6 +51,7 @@ var methods = map[string]method{
 	"chat.stopStream":             {fn: (*Server).chatStopStream},
 	"agents.sessions.setStatus":   {fn: (*Server).agentsSetStatus},
 	"agents.sessions.rename":      {fn: (*Server).agentsRename},
+	"views.open":                  {fn: (*Server).viewsOpen},
 }
 
 // RateLimit makes the next n calls of method answer HTTP 429 with a
