@@ -91,6 +91,9 @@ func (b *Bot) onSlash(ctx context.Context, evt socketmode.Event) {
 
 func (b *Bot) onInteractive(ctx context.Context, evt socketmode.Event) {
 	cb, ok := evt.Data.(slackapi.InteractionCallback)
+	if ok && cb.Type == slackapi.InteractionTypeViewClosed {
+		b.onViewClosed(cb)
+	}
 	if !ok || cb.Type != slackapi.InteractionTypeBlockActions {
 		return
 	}
@@ -105,6 +108,8 @@ func (b *Bot) onActions(ctx context.Context, cb slackapi.InteractionCallback) {
 			b.stop(ctx, a.Value, cb.User.ID, cb.Channel.ID)
 		case feedbackAction:
 			b.onFeedback(cb, a)
+		case elicitOpenAction, elicitDeclineAction, elicitCancelAction:
+			b.onElicitAction(cb, a)
 		}
 	}
 }

@@ -159,7 +159,7 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 		obs = agent.Tee(obs, func(e agent.Event) { b.watch(where, e) })
 	}
 	res := b.runner.Run(ctx, agent.Input{Agent: r.agent, Format: config.FormatSlackBlockKit, History: history,
-		Prompt: r.req.text, Observer: obs, SessionID: r.id, Started: started})
+		Prompt: r.req.text, Observer: obs, SessionID: r.id, Started: started, Elicitor: elicitor{r: r, ctx: ctx}})
 	r.admission.spend(context.WithoutCancel(ctx), res.Usage)
 	// No update may land after the answer: the updater is
 	// stopped, and waited for, first.

@@ -1,0 +1,438 @@
+package slack
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	slackapi "github.com/slack-go/slack"
+	"go.uber.org/zap"
+
+	"github.com/slackbot/slackbot/agent"
+	"github.com/slackbot/slackbot/blockkit"
+	"github.com/slackbot/slackbot/slack/ratelimit"
+	"github.com/slackbot/slackbot/tools"
+	"github.com/slackbot/slackbot/tools/form"
+)
+
+// A tool's question (an MCP server's elicitation) becomes a message in
+// the thread: the server's request and Answer / Decline / Cancel. Answer
+// opens a modal built from the requested schema; its submission is checked
+// against the schema (problems shown in the modal, per field) and the
+// typed content goes back as accept. Only the asker may answer; anyone
+// else is told so. No answer within the answer timeout cancels. The
+// message is updated with the outcome. The server's words are untrusted:
+// they are shown only as plain text, where Slack neither pings, links nor
+// formats. Clicks and submissions are answered on the replica running the
+// session; one delivered to another replica finds no question there and
+// answers nothing.
+
+// The action ids of the question's buttons and the modal's callback id.
+const (
+	elicitOpenAction    = "slackbot_elicit_open"
+	elicitDeclineAction = "slackbot_elicit_decline"
+	elicitCancelAction  = "slackbot_elicit_cancel"
+	elicitCallback      = "slackbot_elicit"
+	// elicitValue is the action id of every input of the modal; the
+	// block id names the field.
+	elicitValue = "value"
+)
+
+// defaultAnswerTimeout is how long a question waits for its answer when
+// Options.AnswerTimeout is not set.
+const defaultAnswerTimeout = 10 * time.Minute
+
+// elicitRefusal is what someone other than the asker is told.
+const elicitRefusal = "Only the person who asked can answer this."
+
+// elicitGone is what a click on a question no longer waiting is told.
+const elicitGone = "This question is no longer waiting for an answer."
+
+// question is one elicitation waiting in a thread.
+type question struct {
+	id      string
+	asker   string
+	channel string
+	thread  string
+	server  string
+	message string
+	form    *form.Form
+	answer  chan tools.ElicitAnswer // one slot; the first answer wins
+
+	mu     sync.Mutex
+	ts     string // the question's message
+	viewID string // the modal open for it ("" while none)
+}
+
+// give hands the answer to the waiting call, once; later ones are dropped.
+func (q *question) give(a tools.ElicitAnswer) bool {
+	select {
+	case q.answer <- a:
+		return true
+	default:
+		return false
+	}
+}
+
+// questions are the questions waiting on this replica.
+type questions struct {
+	mu   sync.Mutex
+	open map[string]*question
+}
+
+func (qs *questions) add(q *question) {
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	if qs.open == nil {
+		qs.open = map[string]*question{}
+	}
+	qs.open[q.id] = q
+}
+
+func (qs *questions) get(id string) *question {
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	return qs.open[id]
+}
+
+func (qs *questions) remove(id string) {
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	delete(qs.open, id)
+}
+
+// answerTimeout is how long a question waits.
+func (b *Bot) answerTimeout() time.Duration {
+	if b.answerWait > 0 {
+		return b.answerWait
+	}
+	return defaultAnswerTimeout
+}
+
+// elicitor is a session's way to ask its asker.
+type elicitor struct {
+	r   *run
+	ctx context.Context // the run's: its voice
+}
+
+// Answerers names who may answer: the asker.
+func (e elicitor) Answerers() []string { return []string{e.r.req.user} }
+
+// Elicit posts the question, waits for the answer, and updates the
+// message with the outcome.
+func (e elicitor) Elicit(ctx context.Context, req tools.ElicitRequest) (tools.ElicitAnswer, error) {
+	b, r := e.r.b, e.r
+	f, err := form.Parse(req.Schema)
+	if err != nil {
+		return tools.ElicitAnswer{Action: tools.ElicitDecline, Reason: "the form cannot be shown: " + err.Error()}, nil
+	}
+	q := &question{id: randomHex(12), asker: r.req.user, channel: r.req.channel, thread: r.req.threadTS,
+		server: req.Server, message: req.Message, form: f, answer: make(chan tools.ElicitAnswer, 1)}
+	b.questions.add(q)
+	defer b.questions.remove(q.id)
+	post := func() context.Context {
+		return ratelimit.WithPriority(context.WithoutCancel(e.ctx), ratelimit.Answer)
+	}
+	ts, err := b.send(post(), q.channel, q.thread, "", questionMessage(q, ""))
+	if err != nil {
+		b.log.Warn("a tool's question could not be posted", zap.String("session", r.id), zap.Error(slackError(err)))
+		return tools.ElicitAnswer{Action: tools.ElicitCancel, Reason: "the question could not be posted"}, nil
+	}
+	q.mu.Lock()
+	q.ts = ts
+	q.mu.Unlock()
+	b.log.Info("a tool asks the asker", zap.String("session", r.id), zap.String("mcp_server", req.Server), zap.Int("fields", len(f.Fields)))
+
+	timer := time.NewTimer(b.answerTimeout())
+	defer timer.Stop()
+	var ans tools.ElicitAnswer
+	var outcome string
+	select {
+	case ans = <-q.answer:
+		outcome = map[tools.ElicitAction]string{tools.ElicitAccept: "Answered", tools.ElicitDecline: "Declined",
+			tools.ElicitCancel: "Cancelled"}[ans.Action]
+	case <-timer.C:
+		ans = tools.ElicitAnswer{Action: tools.ElicitCancel, Reason: agent.ReasonTimedOut}
+		outcome = "No answer in time: cancelled"
+	case <-ctx.Done():
+		ans = tools.ElicitAnswer{Action: tools.ElicitCancel, Reason: "the call ended"}
+		outcome = "No longer needed"
+	}
+	b.log.Info("a tool's question answered", zap.String("session", r.id), zap.String("action", string(ans.Action)), zap.String("reason", ans.Reason))
+	if _, err := b.send(post(), q.channel, q.thread, ts, questionMessage(q, outcome)); err != nil {
+		b.log.Warn("a tool's question could not be updated", zap.String("session", r.id), zap.Error(slackError(err)))
+	}
+	return ans, nil
+}
+
+// maxShown bounds the server's message in the question and the modal.
+const maxShown = 2900
+
+// clip shortens s to at most n characters as Slack counts them.
+func clip(s string, n int) string {
+	if blockkit.Len(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	for len(r) > 0 && blockkit.Len(string(r))+1 > n {
+		r = r[:len(r)*9/10]
+	}
+	return string(r) + "…"
+}
+
+// plain is a plain_text object: shown as typed, never a ping or a link.
+func plain(s string) *slackapi.TextBlockObject {
+	return slackapi.NewTextBlockObject(slackapi.PlainTextType, s, false, false)
+}
+
+// questionMessage is the question's message: waiting (outcome "") with
+// its buttons, or settled with the outcome in place of the buttons.
+func questionMessage(q *question, outcome string) blockkit.Message {
+	head := slackapi.NewSectionBlock(plain(clip("The tool server "+q.server+" asks:", 300)), nil, nil)
+	body := slackapi.NewSectionBlock(plain(clip(orNone(q.message), maxShown)), nil, nil)
+	text := "A tool is asking a question"
+	m := blockkit.Message{Text: text, Blocks: []slackapi.Block{head, body}}
+	if outcome != "" {
+		m.Blocks = append(m.Blocks, slackapi.NewContextBlock("", plain(outcome)))
+		return m
+	}
+	actions := slackapi.NewActionBlock("slackbot_elicit",
+		slackapi.NewButtonBlockElement(elicitOpenAction, q.id, plain("Answer")).WithStyle(slackapi.StylePrimary),
+		slackapi.NewButtonBlockElement(elicitDeclineAction, q.id, plain("Decline")),
+		slackapi.NewButtonBlockElement(elicitCancelAction, q.id, plain("Cancel")))
+	m.Blocks = append(m.Blocks, actions)
+	m.Controls = []slackapi.Block{actions}
+	return m
+}
+
+func orNone(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "(no message)"
+	}
+	return s
+}
+
+// onElicitAction handles a click on a question's button.
+func (b *Bot) onElicitAction(cb slackapi.InteractionCallback, a *slackapi.BlockAction) {
+	q := b.questions.get(a.Value)
+	user := cb.User.ID
+	refuse := func(text string) {
+		b.sessions.Add(1)
+		go func() {
+			defer b.sessions.Done()
+			defer b.survive("a question's refusal")
+			_ = b.ephemeral(ratelimit.WithPriority(b.work, ratelimit.Note), cb.Channel.ID, user, "", text)
+		}()
+	}
+	switch {
+	case q == nil:
+		refuse(elicitGone)
+		return
+	case user != q.asker:
+		b.log.Info("a click on a tool's question by someone other than the asker was refused", zap.String("by", user))
+		refuse(elicitRefusal)
+		return
+	}
+	switch a.ActionID {
+	case elicitDeclineAction:
+		q.give(tools.ElicitAnswer{Action: tools.ElicitDecline})
+	case elicitCancelAction:
+		q.give(tools.ElicitAnswer{Action: tools.ElicitCancel})
+	case elicitOpenAction:
+		// The trigger lasts three seconds: open the modal at once, off the
+		// envelope loop.
+		b.sessions.Add(1)
+		go func() {
+			defer b.sessions.Done()
+			defer b.survive("opening a question's form")
+			ctx, cancel := context.WithTimeout(ratelimit.WithPriority(b.work, ratelimit.Answer), 3*time.Second)
+			defer cancel()
+			v, err := b.api.OpenViewContext(ctx, cb.TriggerID, questionModal(q))
+			if err != nil {
+				b.log.Warn("a question's form could not be opened", zap.Error(slackError(err)))
+				return
+			}
+			q.mu.Lock()
+			q.viewID = v.ID
+			q.mu.Unlock()
+		}()
+	}
+}
+
+// questionModal is the form of q as a modal.
+func questionModal(q *question) slackapi.ModalViewRequest {
+	blocks := []slackapi.Block{
+		slackapi.NewSectionBlock(plain(clip(q.server+" asks: "+orNone(q.message), maxShown)), nil, nil),
+	}
+	for i, f := range q.form.Fields {
+		var hint *slackapi.TextBlockObject
+		if f.Description != "" {
+			hint = plain(clip(f.Description, 1900))
+		}
+		in := slackapi.NewInputBlock(fieldBlockID(i), plain(clip(f.Title, 1900)), hint, fieldElement(f))
+		in.Optional = !f.Required
+		blocks = append(blocks, in)
+	}
+	return slackapi.ModalViewRequest{
+		Type: slackapi.VTModal, Title: plain("Answer the question"), Submit: plain("Submit"), Close: plain("Close"),
+		CallbackID: elicitCallback, PrivateMetadata: q.id, NotifyOnClose: true, Blocks: slackapi.Blocks{BlockSet: blocks},
+	}
+}
+
+func fieldBlockID(i int) string { return "field_" + strconv.Itoa(i) }
+
+// fieldElement is the input element of a field, showing its default.
+func fieldElement(f form.Field) slackapi.BlockElement {
+	def := ""
+	if len(f.Default) > 0 {
+		def = f.Default[0]
+	}
+	options := func() []*slackapi.OptionBlockObject {
+		var out []*slackapi.OptionBlockObject
+		for _, o := range f.Options {
+			out = append(out, slackapi.NewOptionBlockObject(clip(o.Value, 150), plain(clip(o.Title, 75)), nil))
+		}
+		return out
+	}
+	pick := func(opts []*slackapi.OptionBlockObject, values []string) []*slackapi.OptionBlockObject {
+		var out []*slackapi.OptionBlockObject
+		for _, v := range values {
+			for _, o := range opts {
+				if o.Value == v {
+					out = append(out, o)
+				}
+			}
+		}
+		return out
+	}
+	switch f.Kind {
+	case form.Number, form.Integer:
+		e := slackapi.NewNumberInputBlockElement(nil, elicitValue, f.Kind == form.Number)
+		e.InitialValue = def
+		if f.Minimum != nil {
+			e.MinValue = strconv.FormatFloat(*f.Minimum, 'f', -1, 64)
+		}
+		if f.Maximum != nil {
+			e.MaxValue = strconv.FormatFloat(*f.Maximum, 'f', -1, 64)
+		}
+		return e
+	case form.Boolean:
+		opts := []*slackapi.OptionBlockObject{
+			slackapi.NewOptionBlockObject("true", plain("Yes"), nil),
+			slackapi.NewOptionBlockObject("false", plain("No"), nil),
+		}
+		e := slackapi.NewRadioButtonsBlockElement(elicitValue, opts...)
+		if sel := pick(opts, f.Default); len(sel) == 1 {
+			e.InitialOption = sel[0]
+		}
+		return e
+	case form.Select:
+		opts := options()
+		e := slackapi.NewOptionsSelectBlockElement(slackapi.OptTypeStatic, plain("Choose"), elicitValue, opts...)
+		if sel := pick(opts, f.Default); len(sel) == 1 {
+			e.InitialOption = sel[0]
+		}
+		return e
+	case form.MultiSelect:
+		opts := options()
+		e := slackapi.NewOptionsMultiSelectBlockElement(slackapi.MultiOptTypeStatic, plain("Choose"), elicitValue, opts...)
+		e.InitialOptions = pick(opts, f.Default)
+		if f.MaxItems != nil && *f.MaxItems > 0 {
+			e.MaxSelectedItems = f.MaxItems
+		}
+		return e
+	}
+	e := slackapi.NewPlainTextInputBlockElement(nil, elicitValue)
+	e.InitialValue = def
+	if f.MinLength != nil && *f.MinLength > 0 && *f.MinLength <= 3000 {
+		e.MinLength = *f.MinLength
+	}
+	if f.MaxLength != nil && *f.MaxLength > 0 && *f.MaxLength <= 3000 {
+		e.MaxLength = *f.MaxLength
+	}
+	return e
+}
+
+// viewAck is the acknowledgement of a view_submission of a question's
+// form: nil closes the modal; errors keep it open with the problems shown
+// by field. A submission this replica did not ask for, of a view it did
+// not open or by someone other than the asker, answers nothing.
+func (b *Bot) viewAck(cb slackapi.InteractionCallback) any {
+	if cb.View.CallbackID != elicitCallback {
+		return nil
+	}
+	q := b.questions.get(cb.View.PrivateMetadata)
+	if q == nil {
+		b.log.Info("a form was submitted for a question not waiting here; nothing answered")
+		return nil
+	}
+	q.mu.Lock()
+	viewID := q.viewID
+	q.mu.Unlock()
+	if cb.User.ID != q.asker || viewID == "" || cb.View.ID != viewID {
+		b.log.Warn("a form submission that does not match its question was ignored", zap.String("by", cb.User.ID))
+		return nil
+	}
+	in := map[string][]string{}
+	for i, f := range q.form.Fields {
+		st, ok := cb.View.State.Values[fieldBlockID(i)][elicitValue]
+		if !ok {
+			continue
+		}
+		in[f.Name] = stateValues(st)
+	}
+	content, problems := q.form.Answer(in)
+	if problems != nil {
+		errs := map[string]string{}
+		for i, f := range q.form.Fields {
+			if p, ok := problems[f.Name]; ok {
+				errs[fieldBlockID(i)] = p
+			}
+		}
+		if p, ok := problems[""]; ok && len(q.form.Fields) > 0 {
+			errs[fieldBlockID(0)] = p
+		}
+		if len(errs) == 0 {
+			errs[fieldBlockID(0)] = problems.Error()
+		}
+		return slackapi.NewErrorsViewSubmissionResponse(errs)
+	}
+	if !q.give(tools.ElicitAnswer{Action: tools.ElicitAccept, Content: content}) {
+		b.log.Info("a form was submitted after its question was answered")
+	}
+	return nil
+}
+
+// stateValues reads what an input holds as the form's strings.
+func stateValues(a slackapi.BlockAction) []string {
+	switch {
+	case a.SelectedOption.Value != "":
+		return []string{a.SelectedOption.Value}
+	case len(a.SelectedOptions) > 0:
+		out := make([]string, 0, len(a.SelectedOptions))
+		for _, o := range a.SelectedOptions {
+			out = append(out, o.Value)
+		}
+		return out
+	case a.Value != "":
+		return []string{a.Value}
+	}
+	return nil
+}
+
+// onViewClosed forgets the modal of a question closed without submitting;
+// the question's buttons still wait.
+func (b *Bot) onViewClosed(cb slackapi.InteractionCallback) {
+	if cb.View.CallbackID != elicitCallback {
+		return
+	}
+	if q := b.questions.get(cb.View.PrivateMetadata); q != nil && cb.User.ID == q.asker {
+		q.mu.Lock()
+		if q.viewID == cb.View.ID {
+			q.viewID = ""
+		}
+		q.mu.Unlock()
+	}
+}
