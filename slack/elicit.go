@@ -63,7 +63,10 @@ type question struct {
 
 	mu     sync.Mutex
 	ts     string // the question's message
-	viewID string // the modal open for it ("" while none)
+	viewID string // the modal open for it ("" until views.open answers)
+	// opened is the private_metadata of the modal last opened for it: the
+	// question's id and a nonce of that opening.
+	opened string
 }
 
 // give hands the answer to the waiting call, once; later ones are dropped.
@@ -249,20 +252,26 @@ func (b *Bot) onElicitAction(cb slackapi.InteractionCallback, a *slackapi.BlockA
 			defer b.survive("opening a question's form")
 			ctx, cancel := context.WithTimeout(ratelimit.WithPriority(b.work, ratelimit.Answer), 3*time.Second)
 			defer cancel()
-			v, err := b.api.OpenViewContext(ctx, cb.TriggerID, questionModal(q))
+			meta := q.id + ":" + randomHex(8)
+			q.mu.Lock()
+			q.opened, q.viewID = meta, ""
+			q.mu.Unlock()
+			v, err := b.api.OpenViewContext(ctx, cb.TriggerID, questionModal(q, meta))
 			if err != nil {
 				b.log.Warn("a question's form could not be opened", zap.Error(slackError(err)))
 				return
 			}
 			q.mu.Lock()
-			q.viewID = v.ID
+			if q.opened == meta {
+				q.viewID = v.ID
+			}
 			q.mu.Unlock()
 		}()
 	}
 }
 
 // questionModal is the form of q as a modal.
-func questionModal(q *question) slackapi.ModalViewRequest {
+func questionModal(q *question, meta string) slackapi.ModalViewRequest {
 	blocks := []slackapi.Block{
 		slackapi.NewSectionBlock(plain(clip(q.server+" asks: "+orNone(q.message), maxShown)), nil, nil),
 	}
@@ -271,17 +280,24 @@ func questionModal(q *question) slackapi.ModalViewRequest {
 		if f.Description != "" {
 			hint = plain(clip(f.Description, 1900))
 		}
-		in := slackapi.NewInputBlock(fieldBlockID(i), plain(clip(f.Title, 1900)), hint, fieldElement(f))
+		in := slackapi.NewInputBlock(fieldBlockID(i, f.Name), plain(clip(f.Title, 1900)), hint, fieldElement(f))
 		in.Optional = !f.Required
 		blocks = append(blocks, in)
 	}
 	return slackapi.ModalViewRequest{
 		Type: slackapi.VTModal, Title: plain("Answer the question"), Submit: plain("Submit"), Close: plain("Close"),
-		CallbackID: elicitCallback, PrivateMetadata: q.id, NotifyOnClose: true, Blocks: slackapi.Blocks{BlockSet: blocks},
+		CallbackID: elicitCallback, PrivateMetadata: meta, NotifyOnClose: true, Blocks: slackapi.Blocks{BlockSet: blocks},
 	}
 }
 
-func fieldBlockID(i int) string { return "field_" + strconv.Itoa(i) }
+// fieldBlockID is the block id of the i-th field: its name, or its
+// position when the name is too long for a block id.
+func fieldBlockID(i int, name string) string {
+	if len(name) <= 200 {
+		return "field:" + name
+	}
+	return "field#" + strconv.Itoa(i)
+}
 
 // fieldElement is the input element of a field, showing its default.
 func fieldElement(f form.Field) slackapi.BlockElement {
@@ -363,39 +379,43 @@ func (b *Bot) viewAck(cb slackapi.InteractionCallback) any {
 	if cb.View.CallbackID != elicitCallback {
 		return nil
 	}
-	q := b.questions.get(cb.View.PrivateMetadata)
+	id, _, _ := strings.Cut(cb.View.PrivateMetadata, ":")
+	q := b.questions.get(id)
 	if q == nil {
 		b.log.Info("a form was submitted for a question not waiting here; nothing answered")
 		return nil
 	}
 	q.mu.Lock()
-	viewID := q.viewID
+	opened, viewID := q.opened, q.viewID
 	q.mu.Unlock()
-	if cb.User.ID != q.asker || viewID == "" || cb.View.ID != viewID {
+	// The view's id is known once views.open answered; a submission can
+	// arrive just before that, and then the opening's nonce vouches alone.
+	if cb.User.ID != q.asker || opened == "" || cb.View.PrivateMetadata != opened || (viewID != "" && cb.View.ID != viewID) {
 		b.log.Warn("a form submission that does not match its question was ignored", zap.String("by", cb.User.ID))
 		return nil
 	}
 	in := map[string][]string{}
 	for i, f := range q.form.Fields {
-		st, ok := cb.View.State.Values[fieldBlockID(i)][elicitValue]
+		st, ok := cb.View.State.Values[fieldBlockID(i, f.Name)][elicitValue]
 		if !ok {
 			continue
 		}
 		in[f.Name] = stateValues(st)
 	}
 	content, problems := q.form.Answer(in)
-	if problems != nil {
+	if problems != nil && len(q.form.Fields) > 0 {
 		errs := map[string]string{}
 		for i, f := range q.form.Fields {
 			if p, ok := problems[f.Name]; ok {
-				errs[fieldBlockID(i)] = p
+				errs[fieldBlockID(i, f.Name)] = p
 			}
 		}
-		if p, ok := problems[""]; ok && len(q.form.Fields) > 0 {
-			errs[fieldBlockID(0)] = p
+		first := fieldBlockID(0, q.form.Fields[0].Name)
+		if p, ok := problems[""]; ok {
+			errs[first] = p
 		}
 		if len(errs) == 0 {
-			errs[fieldBlockID(0)] = problems.Error()
+			errs[first] = problems.Error()
 		}
 		return slackapi.NewErrorsViewSubmissionResponse(errs)
 	}
@@ -428,10 +448,11 @@ func (b *Bot) onViewClosed(cb slackapi.InteractionCallback) {
 	if cb.View.CallbackID != elicitCallback {
 		return
 	}
-	if q := b.questions.get(cb.View.PrivateMetadata); q != nil && cb.User.ID == q.asker {
+	id, _, _ := strings.Cut(cb.View.PrivateMetadata, ":")
+	if q := b.questions.get(id); q != nil && cb.User.ID == q.asker {
 		q.mu.Lock()
-		if q.viewID == cb.View.ID {
-			q.viewID = ""
+		if q.opened == cb.View.PrivateMetadata {
+			q.opened, q.viewID = "", ""
 		}
 		q.mu.Unlock()
 	}

@@ -315,7 +315,9 @@ func (s *Server) SubmitForged(viewID, user, callbackID, privateMetadata string, 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v := &View{ID: viewID, CallbackID: callbackID, PrivateMetadata: privateMetadata}
-	return s.viewEnvelope("view_submission", v, user, state).id
+	e := s.viewEnvelope("view_submission", v, user, state)
+	delete(s.viewState().submissions, e.id) // no open view is its
+	return e.id
 }
 
 // elementState is an element's entry in view.state.values, in slack-go's
