@@ -22,6 +22,7 @@ import (
 	"github.com/slackbot/slackbot/llm/anthropic"
 	"github.com/slackbot/slackbot/llm/openai"
 	"github.com/slackbot/slackbot/redact"
+	"github.com/slackbot/slackbot/tools"
 	"github.com/slackbot/slackbot/tools/mcp"
 	"github.com/slackbot/slackbot/tools/tooloutput"
 )
@@ -38,7 +39,7 @@ type wiring struct {
 
 // wire loads the configuration and builds the runner. Logs go to stderr as
 // JSON lines at the configured level; verbose lowers it to debug.
-func wire(ctx context.Context, path string, verbose bool, stderr io.Writer) (*wiring, error) {
+func wire(ctx context.Context, path string, verbose bool, stderr io.Writer, elicitation bool) (*wiring, error) {
 	cfg, err := config.Load(path)
 	if err != nil {
 		return nil, err
@@ -64,7 +65,7 @@ func wire(ctx context.Context, path string, verbose bool, stderr io.Writer) (*wi
 	if err != nil {
 		return nil, err
 	}
-	orch, reg, closeTools, err := buildTools(cfg, log)
+	orch, reg, closeTools, err := buildTools(cfg, log, elicitation)
 	if err != nil {
 		_ = store.Close()
 		return nil, err
@@ -134,6 +135,9 @@ type command struct {
 	config  *string
 	verbose *bool
 	stderr  io.Writer
+	// elicitation: the sessions can show a tool's question to a person
+	// (Slack, a terminal), so the MCP client declares that it can ask.
+	elicitation bool
 }
 
 func newCommand(name string, stderr io.Writer) *command {
@@ -155,10 +159,10 @@ func (c *command) parse(args []string) error {
 
 // wire loads the configuration and builds the runner (see wire).
 func (c *command) wire(ctx context.Context) (*wiring, error) {
-	return wire(ctx, *c.config, *c.verbose, c.stderr)
+	return wire(ctx, *c.config, *c.verbose, c.stderr, c.elicitation)
 }
 
-func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	c := newCommand("ask", stderr)
 	stderr = c.stderr
 	name := c.fs.String("agent", "", "agent to ask (required)")
@@ -175,6 +179,11 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *format != "" && !validFormat(*format) {
 		return fmt.Errorf("--format %q is not a format; use one of: %s", *format, strings.Join(config.Formats, ", "))
 	}
+	var elicitor tools.Elicitor
+	if c.elicitation = interactive(stdin); c.elicitation {
+		lines := bufio.NewScanner(stdin)
+		elicitor = &termElicitor{line: func() (string, bool) { ok := lines.Scan(); return lines.Text(), ok }, out: stderr}
+	}
 	w, err := c.wire(ctx)
 	if err != nil {
 		return err
@@ -188,7 +197,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if !*quiet && !*c.verbose {
 		obs = progress(stderr)
 	}
-	res := w.runner.Run(ctx, agent.Input{Agent: a, Format: *format, Prompt: question, Observer: obs})
+	res := w.runner.Run(ctx, agent.Input{Agent: a, Format: *format, Prompt: question, Observer: obs, Elicitor: elicitor})
 	if err := printReport(stdout, res.Report); err != nil {
 		return err
 	}
@@ -207,6 +216,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err := c.parse(args); err != nil {
 		return err
 	}
+	c.elicitation = interactive(stdin)
 	w, err := c.wire(ctx)
 	if err != nil {
 		return err
@@ -220,6 +230,12 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	var history []llm.Message
 	in := bufio.NewScanner(stdin)
 	in.Buffer(make([]byte, 64*1024), 1<<20)
+	var elicitor tools.Elicitor
+	if c.elicitation {
+		// The session runs while no question is read: its tools' questions
+		// take their answers from the same input.
+		elicitor = &termElicitor{line: func() (string, bool) { ok := in.Scan(); return in.Text(), ok }, out: stderr}
+	}
 	for fmt.Fprint(stderr, "> "); in.Scan(); fmt.Fprint(stderr, "> ") {
 		q := strings.TrimSpace(in.Text())
 		if q == "" {
@@ -231,7 +247,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		if history, dropped = agent.TrimHistory(a, history, q); dropped > 0 {
 			fmt.Fprintf(stderr, "  · the conversation is long: its %d oldest messages are forgotten to fit the model's context window\n", dropped)
 		}
-		res := w.runner.Run(ctx, agent.Input{Agent: a, Format: config.FormatMarkdown, History: history, Prompt: q, Observer: progress(stderr)})
+		res := w.runner.Run(ctx, agent.Input{Agent: a, Format: config.FormatMarkdown, History: history, Prompt: q, Observer: progress(stderr), Elicitor: elicitor})
 		if err := printReport(stdout, res.Report); err != nil {
 			return err
 		}

@@ -72,7 +72,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	switch args[0] {
 	case "ask":
-		return runAsk(ctx, args[1:], stdout, stderr)
+		return runAsk(ctx, args[1:], stdin, stdout, stderr)
 	case "chat":
 		return runChat(ctx, args[1:], stdin, stdout, stderr)
 	case "tools":
