@@ -30,7 +30,10 @@ func (w waitingElicitor) Elicit(ctx context.Context, req tools.ElicitRequest) (t
 	}
 	waiting := info
 	w.s.emit(Event{Kind: EventWaiting, Op: w.op, Wait: &waiting})
+	// The tool's timeout stands still while a person answers.
+	resume := tools.PauseTimeout(ctx)
 	ans, err := w.next.Elicit(ctx, req)
+	resume()
 	info.Outcome = elicitOutcome(ans, err)
 	w.s.emit(Event{Kind: EventResumed, Op: w.op, Wait: &info})
 	return ans, err
