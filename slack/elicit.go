@@ -44,6 +44,10 @@ const (
 // Options.AnswerTimeout is not set.
 const defaultAnswerTimeout = 10 * time.Minute
 
+// openWait bounds how long a submission waits for the answer of the
+// views.open that showed its modal.
+const openWait = time.Second
+
 // elicitRefusal is what someone other than the asker is told.
 const elicitRefusal = "Only the person who asked can answer this."
 
@@ -67,6 +71,8 @@ type question struct {
 	// opened is the private_metadata of the modal last opened for it: the
 	// question's id and a nonce of that opening.
 	opened string
+	// opening is closed when the views.open of the last opening answered.
+	opening chan struct{}
 }
 
 // give hands the answer to the waiting call, once; later ones are dropped.
@@ -253,8 +259,10 @@ func (b *Bot) onElicitAction(cb slackapi.InteractionCallback, a *slackapi.BlockA
 			ctx, cancel := context.WithTimeout(ratelimit.WithPriority(b.work, ratelimit.Answer), 3*time.Second)
 			defer cancel()
 			meta := q.id + ":" + randomHex(8)
+			opening := make(chan struct{})
+			defer close(opening)
 			q.mu.Lock()
-			q.opened, q.viewID = meta, ""
+			q.opened, q.viewID, q.opening = meta, "", opening
 			q.mu.Unlock()
 			v, err := b.api.OpenViewContext(ctx, cb.TriggerID, questionModal(q, meta))
 			if err != nil {
@@ -386,11 +394,20 @@ func (b *Bot) viewAck(cb slackapi.InteractionCallback) any {
 		return nil
 	}
 	q.mu.Lock()
+	opening := q.opening
+	q.mu.Unlock()
+	if opening != nil {
+		// The view's id is known once views.open answered, which a
+		// submission can overtake by a moment.
+		select {
+		case <-opening:
+		case <-time.After(openWait):
+		}
+	}
+	q.mu.Lock()
 	opened, viewID := q.opened, q.viewID
 	q.mu.Unlock()
-	// The view's id is known once views.open answered; a submission can
-	// arrive just before that, and then the opening's nonce vouches alone.
-	if cb.User.ID != q.asker || opened == "" || cb.View.PrivateMetadata != opened || (viewID != "" && cb.View.ID != viewID) {
+	if cb.User.ID != q.asker || opened == "" || cb.View.PrivateMetadata != opened || viewID == "" || cb.View.ID != viewID {
 		b.log.Warn("a form submission that does not match its question was ignored", zap.String("by", cb.User.ID))
 		return nil
 	}
