@@ -51,6 +51,10 @@ const openWait = time.Second
 // elicitRefusal is what someone other than the asker is told.
 const elicitRefusal = "Only the person who asked can answer this."
 
+// elicitRetry is what the asker is told when the form did not open (Slack
+// gives three seconds to open it after the click).
+const elicitRetry = "The form could not be opened. Press Answer again."
+
 // elicitGone is what a click on a question no longer waiting is told.
 const elicitGone = "This question is no longer waiting for an answer."
 
@@ -267,6 +271,7 @@ func (b *Bot) onElicitAction(cb slackapi.InteractionCallback, a *slackapi.BlockA
 			v, err := b.api.OpenViewContext(ctx, cb.TriggerID, questionModal(q, meta))
 			if err != nil {
 				b.log.Warn("a question's form could not be opened", zap.Error(slackError(err)))
+				_ = b.ephemeral(ratelimit.WithPriority(b.work, ratelimit.Note), cb.Channel.ID, user, "", elicitRetry)
 				return
 			}
 			q.mu.Lock()
@@ -313,19 +318,21 @@ func fieldElement(f form.Field) slackapi.BlockElement {
 	if len(f.Default) > 0 {
 		def = f.Default[0]
 	}
+	// An option's value in Slack is its position: the schema's values may
+	// be longer than Slack allows.
 	options := func() []*slackapi.OptionBlockObject {
 		var out []*slackapi.OptionBlockObject
-		for _, o := range f.Options {
-			out = append(out, slackapi.NewOptionBlockObject(clip(o.Value, 150), plain(clip(o.Title, 75)), nil))
+		for i, o := range f.Options {
+			out = append(out, slackapi.NewOptionBlockObject(strconv.Itoa(i), plain(clip(o.Title, 75)), nil))
 		}
 		return out
 	}
 	pick := func(opts []*slackapi.OptionBlockObject, values []string) []*slackapi.OptionBlockObject {
 		var out []*slackapi.OptionBlockObject
 		for _, v := range values {
-			for _, o := range opts {
-				if o.Value == v {
-					out = append(out, o)
+			for i, o := range f.Options {
+				if o.Value == v && i < len(opts) {
+					out = append(out, opts[i])
 				}
 			}
 		}
@@ -348,8 +355,10 @@ func fieldElement(f form.Field) slackapi.BlockElement {
 			slackapi.NewOptionBlockObject("false", plain("No"), nil),
 		}
 		e := slackapi.NewRadioButtonsBlockElement(elicitValue, opts...)
-		if sel := pick(opts, f.Default); len(sel) == 1 {
-			e.InitialOption = sel[0]
+		for _, o := range opts {
+			if len(f.Default) == 1 && o.Value == f.Default[0] {
+				e.InitialOption = o
+			}
 		}
 		return e
 	case form.Select:
@@ -417,7 +426,7 @@ func (b *Bot) viewAck(cb slackapi.InteractionCallback) any {
 		if !ok {
 			continue
 		}
-		in[f.Name] = stateValues(st)
+		in[f.Name] = stateValues(f, st)
 	}
 	content, problems := q.form.Answer(in)
 	if problems != nil && len(q.form.Fields) > 0 {
@@ -442,15 +451,24 @@ func (b *Bot) viewAck(cb slackapi.InteractionCallback) any {
 	return nil
 }
 
-// stateValues reads what an input holds as the form's strings.
-func stateValues(a slackapi.BlockAction) []string {
+// stateValues reads what an input of field f holds as the form's strings.
+func stateValues(f form.Field, a slackapi.BlockAction) []string {
+	option := func(v string) string {
+		if f.Kind != form.Select && f.Kind != form.MultiSelect {
+			return v
+		}
+		if i, err := strconv.Atoi(v); err == nil && i >= 0 && i < len(f.Options) {
+			return f.Options[i].Value
+		}
+		return "\x00" + v // no option: refused as such
+	}
 	switch {
 	case a.SelectedOption.Value != "":
-		return []string{a.SelectedOption.Value}
+		return []string{option(a.SelectedOption.Value)}
 	case len(a.SelectedOptions) > 0:
 		out := make([]string, 0, len(a.SelectedOptions))
 		for _, o := range a.SelectedOptions {
-			out = append(out, o.Value)
+			out = append(out, option(o.Value))
 		}
 		return out
 	case a.Value != "":

@@ -181,7 +181,8 @@ func TestAFormSubmittedAsShownAnswersWithTheDefaultsTyped(t *testing.T) {
 	ts := w.Slack.Mention(channel, asker, "book me a table")
 	q := question(w, ts)
 	v := openForm(w, q)
-	if !strings.Contains(string(v.JSON), `"initial_value":"2"`) || !strings.Contains(string(v.JSON), "By the window") {
+	if !strings.Contains(string(v.JSON), `"initial_value":"2"`) || !strings.Contains(string(v.JSON), "By the window") ||
+		!strings.Contains(string(v.JSON), `"initial_option":{"text":{"type":"plain_text","text":"By the window"`) {
 		t.Fatalf("the form does not show the defaults and titles: %s", v.JSON)
 	}
 	// Only the required name is typed in; everything else as shown.
@@ -411,5 +412,36 @@ func walkText(v any, f func(typ, text string)) {
 		for _, x := range v {
 			walkText(x, f)
 		}
+	}
+}
+
+func TestAFormThatDidNotOpenInTimeIsOfferedAgain(t *testing.T) {
+	t.Parallel()
+	srv, orch := startAsking(t, "Which table?", bookingSchema)
+	w := bookingWorld(t, orch)
+	ts := w.Slack.Mention(channel, asker, "book me a table")
+	q := question(w, ts)
+	w.Slack.Fail("views.open", "expired_trigger_id", 1)
+	if _, err := w.Slack.Click(channel, q.TS, asker, "slackbot_elicit_open", ""); err != nil {
+		t.Fatal(err)
+	}
+	w.Eventually("the asker to be told to press Answer again", func() bool {
+		for _, e := range w.Slack.Ephemerals() {
+			if e.User == asker && strings.Contains(e.Text, "Press Answer again") {
+				return true
+			}
+		}
+		return false
+	})
+	v := openForm(w, q)
+	submit(w, v, asker, map[string][]string{"field:name": {"Ada"}, "field:table": {"2"}, "field:extras": {"0", "1"}})
+	w.Answered(channel, ts, "Done with the booking.")
+	got := srv.got()
+	if len(got) != 1 {
+		t.Fatalf("the server got %+v", got)
+	}
+	c := got[0].Content.(map[string]any)
+	if c["table"] != "garden" || len(c["extras"].([]any)) != 2 {
+		t.Fatalf("the choices arrived as %v", c)
 	}
 }
