@@ -279,7 +279,10 @@ func (c *conn) startHTTP(run context.Context, cfg config.MCPServer, opts []clien
 	if err != nil {
 		return err
 	}
-	answers := &longAnswers{url: cfg.URL, headers: headers(cfg), session: t.GetSessionId, client: &http.Client{}}
+	// An answer goes to the server's own URL only: a redirect would carry
+	// its headers elsewhere.
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	answers := &longAnswers{url: cfg.URL, headers: headers(cfg), session: t.GetSessionId, client: noRedirect}
 	c.client = client.NewClient(cancellingHTTP{t, answers}, append(opts, clientOptions...)...)
 	return c.client.Start(run)
 }
