@@ -55,9 +55,6 @@ const elicitRefusal = "Only the person who asked can answer this."
 // gives three seconds to open it after the click).
 const elicitRetry = "The form could not be opened. Press Answer again."
 
-// elicitGone is what a click on a question no longer waiting is told.
-const elicitGone = "This question is no longer waiting for an answer."
-
 // question is one elicitation waiting in a thread.
 type question struct {
 	id      string
@@ -160,18 +157,30 @@ func (e elicitor) Elicit(ctx context.Context, req tools.ElicitRequest) (tools.El
 
 	timer := time.NewTimer(b.answerTimeout())
 	defer timer.Stop()
+	// A Decline or Cancel clicked on another replica is found in the store.
+	poll := time.NewTicker(stopPoll)
+	defer poll.Stop()
 	var ans tools.ElicitAnswer
 	var outcome string
-	select {
-	case ans = <-q.answer:
+	for outcome == "" {
+		select {
+		case ans = <-q.answer:
+		case <-poll.C:
+			var ok bool
+			if ans, ok = b.recorded(ctx, q); !ok {
+				continue
+			}
+		case <-timer.C:
+			ans = tools.ElicitAnswer{Action: tools.ElicitCancel, Reason: agent.ReasonTimedOut}
+			outcome = "No answer in time: cancelled"
+			continue
+		case <-ctx.Done():
+			ans = tools.ElicitAnswer{Action: tools.ElicitCancel, Reason: "the call ended"}
+			outcome = "No longer needed"
+			continue
+		}
 		outcome = map[tools.ElicitAction]string{tools.ElicitAccept: "Answered", tools.ElicitDecline: "Declined",
 			tools.ElicitCancel: "Cancelled"}[ans.Action]
-	case <-timer.C:
-		ans = tools.ElicitAnswer{Action: tools.ElicitCancel, Reason: agent.ReasonTimedOut}
-		outcome = "No answer in time: cancelled"
-	case <-ctx.Done():
-		ans = tools.ElicitAnswer{Action: tools.ElicitCancel, Reason: "the call ended"}
-		outcome = "No longer needed"
 	}
 	b.log.Info("a tool's question answered", zap.String("session", r.id), zap.String("action", string(ans.Action)), zap.String("reason", ans.Reason))
 	if _, err := b.send(post(), q.channel, q.thread, ts, questionMessage(q, outcome)); err != nil {
@@ -200,6 +209,35 @@ func plain(s string) *slackapi.TextBlockObject {
 	return slackapi.NewTextBlockObject(slackapi.PlainTextType, s, false, false)
 }
 
+// answerKey marks that the asker declined or cancelled question id on
+// another replica.
+func answerKey(id, action string) string { return "elicit:" + id + ":" + action }
+
+// recordAnswer records, off the envelope loop, a Decline or Cancel for the
+// replica where the question waits.
+func (b *Bot) recordAnswer(id, action string) {
+	b.sessions.Add(1)
+	go func() {
+		defer b.sessions.Done()
+		defer b.survive("a question's answer for another replica")
+		ctx, cancel := context.WithTimeout(b.work, b.leaseTTL)
+		defer cancel()
+		if err := b.marks.mark(ctx, answerKey(id, action), b.leaseTTL); err != nil {
+			b.log.Warn("an answer to a question on another replica could not be recorded", zap.String("question", id))
+		}
+	}()
+}
+
+// recorded is the Decline or Cancel another replica recorded for q.
+func (b *Bot) recorded(ctx context.Context, q *question) (tools.ElicitAnswer, bool) {
+	for action, ans := range map[string]tools.ElicitAction{elicitDeclineAction: tools.ElicitDecline, elicitCancelAction: tools.ElicitCancel} {
+		if ok, err := b.marks.marked(ctx, answerKey(q.id, action)); err == nil && ok {
+			return tools.ElicitAnswer{Action: ans}, true
+		}
+	}
+	return tools.ElicitAnswer{}, false
+}
+
 // questionMessage is the question's message: waiting (outcome "") with
 // its buttons, or settled with the outcome in place of the buttons.
 func questionMessage(q *question, outcome string) blockkit.Message {
@@ -212,9 +250,9 @@ func questionMessage(q *question, outcome string) blockkit.Message {
 		return m
 	}
 	actions := slackapi.NewActionBlock("slackbot_elicit",
-		slackapi.NewButtonBlockElement(elicitOpenAction, q.id, plain("Answer")).WithStyle(slackapi.StylePrimary),
-		slackapi.NewButtonBlockElement(elicitDeclineAction, q.id, plain("Decline")),
-		slackapi.NewButtonBlockElement(elicitCancelAction, q.id, plain("Cancel")))
+		slackapi.NewButtonBlockElement(elicitOpenAction, stopValue(q.id, q.asker), plain("Answer")).WithStyle(slackapi.StylePrimary),
+		slackapi.NewButtonBlockElement(elicitDeclineAction, stopValue(q.id, q.asker), plain("Decline")),
+		slackapi.NewButtonBlockElement(elicitCancelAction, stopValue(q.id, q.asker), plain("Cancel")))
 	m.Blocks = append(m.Blocks, actions)
 	m.Controls = []slackapi.Block{actions}
 	return m
@@ -227,9 +265,14 @@ func orNone(s string) string {
 	return s
 }
 
-// onElicitAction handles a click on a question's button.
+// onElicitAction handles a click on a question's button. The button's
+// value names the question and its asker, so a replica where the question
+// does not wait still refuses strangers, and records a Decline or Cancel
+// in the state store for the replica where it waits; a form can only be
+// opened there.
 func (b *Bot) onElicitAction(cb slackapi.InteractionCallback, a *slackapi.BlockAction) {
-	q := b.questions.get(a.Value)
+	id, owner := parseStopValue(a.Value)
+	q := b.questions.get(id)
 	user := cb.User.ID
 	refuse := func(text string) {
 		b.sessions.Add(1)
@@ -240,8 +283,14 @@ func (b *Bot) onElicitAction(cb slackapi.InteractionCallback, a *slackapi.BlockA
 		}()
 	}
 	switch {
+	case q == nil && owner != "" && user != owner:
+		refuse(elicitRefusal)
+		return
+	case q == nil && a.ActionID == elicitOpenAction:
+		refuse(elicitRetry)
+		return
 	case q == nil:
-		refuse(elicitGone)
+		b.recordAnswer(id, a.ActionID)
 		return
 	case user != q.asker:
 		b.log.Info("a click on a tool's question by someone other than the asker was refused", zap.String("by", user))

@@ -445,3 +445,39 @@ func TestAFormThatDidNotOpenInTimeIsOfferedAgain(t *testing.T) {
 		t.Fatalf("the choices arrived as %v", c)
 	}
 }
+
+func TestADeclineClickedOnTheOtherReplicaReachesTheQuestionForTheAskerOnly(t *testing.T) {
+	t.Parallel()
+	const stranger = "U0STRANGER"
+	srv, orch := startAsking(t, "Which table?", bookingSchema)
+	w := bookingWorld(t, orch)
+	w.Replica()
+	ts := w.Slack.Mention(channel, asker, "book me a table")
+	q := question(w, ts)
+	other := otherConn(w, mentionConn(w, ts))
+	if _, err := w.Slack.ClickOn(other, channel, q.TS, stranger, "slackbot_elicit_decline", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Slack.ClickOn(other, channel, q.TS, asker, "slackbot_elicit_open", ""); err != nil {
+		t.Fatal(err)
+	}
+	w.Eventually("the stranger refused and the asker told to press Answer again", func() bool {
+		refused, again := false, false
+		for _, e := range w.Slack.Ephemerals() {
+			refused = refused || e.User == stranger && strings.Contains(e.Text, "Only the person who asked can answer this.")
+			again = again || e.User == asker && strings.Contains(e.Text, "Press Answer again")
+		}
+		return refused && again
+	})
+	if len(srv.got()) != 0 {
+		t.Fatalf("a stranger's click on the other replica answered: %+v", srv.got())
+	}
+	if _, err := w.Slack.ClickOn(other, channel, q.TS, asker, "slackbot_elicit_decline", ""); err != nil {
+		t.Fatal(err)
+	}
+	w.Answered(channel, ts, "Done with the booking.")
+	if got := srv.got(); len(got) != 1 || got[0].Action != mcpgo.ElicitationResponseActionDecline {
+		t.Fatalf("the server got %+v, want decline", got)
+	}
+	questionSettled(w, q, "Declined")
+}
