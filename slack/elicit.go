@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -448,8 +449,11 @@ func (b *Bot) viewAck(cb slackapi.InteractionCallback) any {
 	id, _, _ := strings.Cut(cb.View.PrivateMetadata, ":")
 	q := b.questions.get(id)
 	if q == nil {
+		// Over, or waiting on another replica (Slack deals submissions to
+		// any): the form stays open, saying so, rather than closing as if
+		// it had been answered.
 		b.log.Info("a form was submitted for a question not waiting here; nothing answered")
-		return nil
+		return notHere(cb.View.State)
 	}
 	q.mu.Lock()
 	opening := q.opening
@@ -498,6 +502,23 @@ func (b *Bot) viewAck(cb slackapi.InteractionCallback) any {
 		b.log.Info("a form was submitted after its question was answered")
 	}
 	return nil
+}
+
+// elicitNotHere is shown in a form submitted where its question does not wait.
+const elicitNotHere = "Not submitted: press Submit again. If this repeats, the question is over and the form can be closed."
+
+// notHere is the errors response that keeps a form open with
+// elicitNotHere on its first input.
+func notHere(st *slackapi.ViewState) any {
+	if st == nil || len(st.Values) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(st.Values))
+	for id := range st.Values {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return slackapi.NewErrorsViewSubmissionResponse(map[string]string{ids[0]: elicitNotHere})
 }
 
 // stateValues reads what an input of field f holds as the form's strings.

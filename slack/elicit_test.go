@@ -3,6 +3,7 @@ package slack_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -480,4 +481,49 @@ func TestADeclineClickedOnTheOtherReplicaReachesTheQuestionForTheAskerOnly(t *te
 		t.Fatalf("the server got %+v, want decline", got)
 	}
 	questionSettled(w, q, "Declined")
+}
+
+func TestAFormSubmittedToTheOtherReplicaStaysOpenAndIsSubmittedAgain(t *testing.T) {
+	t.Parallel()
+	srv, orch := startAsking(t, "Which table?", bookingSchema)
+	w := bookingWorld(t, orch)
+	w.Replica()
+	ts := w.Slack.Mention(channel, asker, "book me a table")
+	q := question(w, ts)
+	owner := mentionConn(w, ts)
+	if _, err := w.Slack.ClickOn(owner, channel, q.TS, asker, "slackbot_elicit_open", ""); err != nil {
+		t.Fatal(err)
+	}
+	var v emulator.View
+	w.Eventually("the form to open", func() bool {
+		views := w.Slack.Views()
+		if len(views) == 1 {
+			v = views[0]
+		}
+		return len(views) == 1
+	})
+	env, err := w.Slack.SubmitViewOn(otherConn(w, owner), v.ID, asker, map[string][]string{"field:name": {"Ada"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var action string
+	var errs map[string]string
+	w.Eventually("the other replica to acknowledge", func() bool {
+		var ok bool
+		action, errs, ok = w.Slack.ViewResponse(env)
+		return ok
+	})
+	if action != "errors" || !strings.Contains(strings.Join(slices.Collect(maps.Values(errs)), " "), "press Submit again") || len(srv.got()) != 0 {
+		t.Fatalf("the other replica answered %q %v; the server got %+v", action, errs, srv.got())
+	}
+	if len(w.Slack.Views()) != 1 {
+		t.Fatal("the form closed as if it had been answered")
+	}
+	if _, err := w.Slack.SubmitViewOn(owner, v.ID, asker, map[string][]string{"field:name": {"Ada"}}); err != nil {
+		t.Fatal(err)
+	}
+	w.Answered(channel, ts, "Done with the booking.")
+	if got := srv.got(); len(got) != 1 || got[0].Action != mcpgo.ElicitationResponseActionAccept {
+		t.Fatalf("the server got %+v", got)
+	}
 }

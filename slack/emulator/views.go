@@ -283,6 +283,12 @@ var ErrNoSuchView = errors.New("emulator: no such view open")
 // someone other than the view's user is delivered as such: Slack would
 // never send one, and a bot must not trust it.
 func (s *Server) SubmitView(viewID, user string, values map[string][]string) (envelopeID string, err error) {
+	return s.SubmitViewOn(0, viewID, user, values)
+}
+
+// SubmitViewOn is SubmitView delivered to the Socket Mode connection conn
+// (0: any), as Slack may deal it to any of an app's connections.
+func (s *Server) SubmitViewOn(conn int, viewID, user string, values map[string][]string) (envelopeID string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.viewState()
@@ -304,7 +310,7 @@ func (s *Server) SubmitView(viewID, user string, values map[string][]string) (en
 		}
 		state[b.BlockID] = map[string]any{e.ActionID: st}
 	}
-	return s.viewEnvelope("view_submission", v, user, state).id, nil
+	return s.viewEnvelope(conn, "view_submission", v, user, state).id, nil
 }
 
 // SubmitForged delivers a view_submission for a view the emulator never
@@ -315,7 +321,7 @@ func (s *Server) SubmitForged(viewID, user, callbackID, privateMetadata string, 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v := &View{ID: viewID, CallbackID: callbackID, PrivateMetadata: privateMetadata}
-	e := s.viewEnvelope("view_submission", v, user, state)
+	e := s.viewEnvelope(0, "view_submission", v, user, state)
 	delete(s.viewState().submissions, e.id) // no open view is its
 	return e.id
 }
@@ -381,7 +387,7 @@ func elementState(e inputElement, vals []string, given bool) (map[string]any, er
 }
 
 // viewEnvelope sends a view interaction; s.mu held.
-func (s *Server) viewEnvelope(typ string, v *View, user string, state map[string]any) *envelope {
+func (s *Server) viewEnvelope(conn int, typ string, v *View, user string, state map[string]any) *envelope {
 	s.ensureUser(user)
 	team, _ := s.teamOf(user)
 	view := map[string]any{
@@ -401,7 +407,7 @@ func (s *Server) viewEnvelope(typ string, v *View, user string, state map[string
 		payload["trigger_id"] = s.newTrigger(user)
 		payload["response_urls"] = []any{}
 	}
-	e := s.newEnvelope("interactive", payload)
+	e := s.newEnvelopeOn(conn, "interactive", payload)
 	s.viewState().submissions[e.id] = v.ID
 	return e
 }
@@ -464,7 +470,7 @@ func (s *Server) CloseView(viewID string) error {
 	}
 	delete(st.views, viewID)
 	if v.NotifyOnClose {
-		s.viewEnvelope("view_closed", v, v.User, map[string]any{})
+		s.viewEnvelope(0, "view_closed", v, v.User, map[string]any{})
 	}
 	s.notify()
 	return nil
