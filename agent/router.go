@@ -133,7 +133,7 @@ func (r *Runner) run(ctx context.Context, in Input, l *link) *Result {
 	for h != nil {
 		dest := r.Agents[h.agent] // checked when the router called
 		next := Input{Agent: dest, Format: in.Format, History: in.History, Prompt: routedPrompt(in.Prompt, h.message), Files: in.Files, Tools: in.Tools,
-			Observer: in.Observer, Approver: in.Approver, SessionID: h.session + ">" + h.agent}
+			Observer: in.Observer, Approver: in.Approver, Elicitor: in.Elicitor, SessionID: h.session + ">" + h.agent}
 		if l != nil && dest != nil {
 			next.Format = subFormat(dest)
 		}

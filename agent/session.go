@@ -84,6 +84,9 @@ type Input struct {
 	// Approver is asked about the tool calls that need a person's
 	// approval; nil denies them, saying no one can be asked.
 	Approver Approver
+	// Elicitor answers the questions tools ask mid-call (MCP elicitation)
+	// by asking the person behind the session; nil declines them.
+	Elicitor tools.Elicitor
 	// SessionID names the session in events and logs ("" makes one up).
 	SessionID string
 	// Started, when set, is when the session's clock started: work the

@@ -145,7 +145,7 @@ func (s *session) callSubAgent(ctx context.Context, c *llm.ToolCall, op *Op) cal
 	if sub == nil {
 		return callOutcome{fmt.Sprintf("The agent %s is not configured any more; continue without it.", name), true}
 	}
-	in := Input{Agent: sub, Format: subFormat(sub), Prompt: args.Prompt, Observer: s.in.Observer, Approver: s.in.Approver,
+	in := Input{Agent: sub, Format: subFormat(sub), Prompt: args.Prompt, Observer: s.in.Observer, Approver: s.in.Approver, Elicitor: s.in.Elicitor,
 		SessionID: s.id + "/" + name + "-" + randomID(2)}
 	res := s.r.run(ctx, in, &link{path: s.path, call: c.ID, op: op, clock: s.clock})
 	s.mu.Lock()

@@ -60,6 +60,10 @@ type Options struct {
 	// before the bot decides without it; 0 means storeguard.DefaultPatience
 	// (20 s).
 	StorePatience time.Duration
+	// AnswerTimeout is how long a tool's question to the asker (an MCP
+	// elicitation) waits for an answer before it is cancelled; 0 means the
+	// configuration's approval_timeout.
+	AnswerTimeout time.Duration
 	// ChannelRefresh is how often the channel directory that rules by name
 	// resolve through is read again with conversations.list, forgetting
 	// what it learned before; 0 (or less) means every 30 minutes.
@@ -146,6 +150,9 @@ type Bot struct {
 	view agentView
 
 	feedbackHook func(value string) // Options.OnFeedback
+
+	questions  questions     // tools' questions waiting for their askers
+	answerWait time.Duration // Options.AnswerTimeout
 }
 
 // New checks the configuration and builds a Bot; it does not connect.
@@ -175,6 +182,7 @@ func New(o Options) (*Bot, error) {
 		names:        expirable.NewLRU[string, string](maxNames, nil, nameTTL),
 		teams:        newTeams(),
 		feedbackHook: o.OnFeedback,
+		answerWait:   o.AnswerTimeout,
 	}
 	b.guard = storeguard.New(storeguard.Options{Patience: o.StorePatience, Log: log, Cause: redact.Cause})
 	g := guarded{s: st, g: b.guard}

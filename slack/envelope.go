@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	slackapi "github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
 	"go.uber.org/zap"
@@ -32,9 +33,13 @@ func (b *Bot) serve(ctx context.Context, sm *socketmode.Client) {
 		if evt.Request != nil && evt.Request.EnvelopeID != "" {
 			// An ack waits for the connection's writer; one the shutdown
 			// closed never takes it, so the wait ends with ctx.
-			if evt.Type == socketmode.EventTypeSlashCommand {
+			switch cb, _ := evt.Data.(slackapi.InteractionCallback); {
+			case evt.Type == socketmode.EventTypeSlashCommand:
 				b.ackSlash(ctx, sm, evt)
-			} else {
+			case evt.Type == socketmode.EventTypeInteractive && cb.Type == slackapi.InteractionTypeViewSubmission:
+				// The answer to a submission is its ack: checked here.
+				_ = sm.AckCtx(ctx, evt.Request.EnvelopeID, b.viewAck(cb))
+			default:
 				_ = sm.AckCtx(ctx, evt.Request.EnvelopeID, nil)
 			}
 		}

@@ -98,6 +98,9 @@ func (b *Bot) onSlash(ctx context.Context, evt socketmode.Event) {
 
 func (b *Bot) onInteractive(ctx context.Context, evt socketmode.Event) {
 	cb, ok := evt.Data.(slackapi.InteractionCallback)
+	if ok && cb.Type == slackapi.InteractionTypeViewClosed {
+		b.onViewClosed(cb)
+	}
 	if !ok || cb.Type != slackapi.InteractionTypeBlockActions {
 		return
 	}
@@ -114,6 +117,8 @@ func (b *Bot) onActions(ctx context.Context, cb slackapi.InteractionCallback) {
 			b.onFeedback(cb, a)
 		case approveAction, denyAction, approveThreadAction:
 			b.onApproval(a.ActionID, a.Value, cb.User.ID, cb.Channel.ID)
+		case elicitOpenAction, elicitDeclineAction, elicitCancelAction:
+			b.onElicitAction(cb, a)
 		}
 	}
 }

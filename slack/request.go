@@ -165,7 +165,7 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	}
 	res := b.runner.Run(ctx, agent.Input{Agent: r.agent, Format: config.FormatSlackBlockKit, History: history,
 		Prompt: b.withViewContext(ctx, r.req), Files: files, Tools: r.threadTools(shared), Observer: obs, SessionID: r.id, Started: started,
-		Approver: r.approver()})
+		Approver: r.approver(), Elicitor: elicitor{r: r, ctx: ctx}})
 	r.admission.spend(context.WithoutCancel(ctx), res.Usage)
 	// No update may land after the answer: the updater is
 	// stopped, and waited for, first.

@@ -23,7 +23,8 @@ import (
 
 // reservedActions are the action ids the headend answers to. Only its own
 // controls (blockkit.Message.Controls) may carry them.
-var reservedActions = []string{stopAction, feedbackAction, approveAction, denyAction, approveThreadAction}
+var reservedActions = []string{stopAction, feedbackAction, approveAction, denyAction, approveThreadAction,
+	elicitOpenAction, elicitDeclineAction, elicitCancelAction}
 
 // nameWait bounds the lookup of the name shown for a mention that may not
 // notify; past it the mention is shown as "@someone".

@@ -369,7 +369,7 @@ func run(ctx context.Context, stop <-chan struct{}, p Provider, call Call, name 
 	var cctx context.Context
 	var cancel context.CancelFunc
 	if timeout > 0 {
-		cctx, cancel = context.WithTimeout(ctx, timeout)
+		cctx, cancel = withPausableTimeout(ctx, timeout)
 	} else {
 		cctx, cancel = context.WithCancel(ctx)
 	}
@@ -397,7 +397,7 @@ func run(ctx context.Context, stop <-chan struct{}, p Provider, call Call, name 
 		doneChans.Put(done)
 		return r
 	case <-cctx.Done():
-		return errorResult(ctx, cctx, name, timeout, cctx.Err())
+		return errorResult(ctx, cctx, name, timeout, context.Cause(cctx))
 	case <-stop:
 		cancel()
 		return closedResult(name)
@@ -430,7 +430,7 @@ func errorResult(ctx, cctx context.Context, name string, timeout time.Duration, 
 		return callResult{Result{Content: fmt.Sprintf("tool %s was stopped: the time for this request ran out.", name), IsError: true}, FailTimeout, err}
 	case ctx.Err() != nil:
 		return callResult{Result{Content: fmt.Sprintf("tool %s was cancelled.", name), IsError: true}, FailCanceled, err}
-	case errors.Is(cctx.Err(), context.DeadlineExceeded) && timeout > 0:
+	case errors.Is(context.Cause(cctx), context.DeadlineExceeded) && timeout > 0:
 		return callResult{Result{Content: fmt.Sprintf("tool %s did not answer within %s and was stopped. Try a narrower request, or continue without it.", name, timeout), IsError: true}, FailTimeout, err}
 	case cctx.Err() != nil:
 		return callResult{Result{Content: fmt.Sprintf("tool %s was cancelled.", name), IsError: true}, FailCanceled, err}

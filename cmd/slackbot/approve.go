@@ -33,6 +33,9 @@ func approveFlag(fs *flag.FlagSet) *globs {
 
 // interactive reports whether a person can answer on in: a terminal, or a
 // reader a caller hands over (not a file or pipe the command was given).
+// Only then is a call's approval or a tool's question (an MCP
+// elicitation) asked there, and only then does the MCP client declare that
+// it can ask.
 func interactive(in io.Reader) bool {
 	f, ok := in.(*os.File)
 	if !ok {

@@ -21,6 +21,7 @@ import (
 	"github.com/slackbot/slackbot/llm/anthropic"
 	"github.com/slackbot/slackbot/llm/openai"
 	"github.com/slackbot/slackbot/redact"
+	"github.com/slackbot/slackbot/tools"
 	"github.com/slackbot/slackbot/tools/mcp"
 	"github.com/slackbot/slackbot/tools/tooloutput"
 )
@@ -37,7 +38,7 @@ type wiring struct {
 
 // wire loads the configuration and builds the runner. Logs go to stderr as
 // JSON lines at the configured level; verbose lowers it to debug.
-func wire(ctx context.Context, path string, verbose bool, stderr io.Writer) (*wiring, error) {
+func wire(ctx context.Context, path string, verbose bool, stderr io.Writer, elicitation bool) (*wiring, error) {
 	cfg, err := config.Load(path)
 	if err != nil {
 		return nil, err
@@ -63,7 +64,7 @@ func wire(ctx context.Context, path string, verbose bool, stderr io.Writer) (*wi
 	if err != nil {
 		return nil, err
 	}
-	orch, reg, closeTools, err := buildTools(cfg, log)
+	orch, reg, closeTools, err := buildTools(cfg, log, elicitation)
 	if err != nil {
 		_ = store.Close()
 		return nil, err
@@ -134,6 +135,9 @@ type command struct {
 	config  *string
 	verbose *bool
 	stderr  io.Writer
+	// elicitation: the sessions can show a tool's question to a person
+	// (Slack, a terminal), so the MCP client declares that it can ask.
+	elicitation bool
 }
 
 func newCommand(name string, stderr io.Writer) *command {
@@ -155,7 +159,7 @@ func (c *command) parse(args []string) error {
 
 // wire loads the configuration and builds the runner (see wire).
 func (c *command) wire(ctx context.Context) (*wiring, error) {
-	return wire(ctx, *c.config, *c.verbose, c.stderr)
+	return wire(ctx, *c.config, *c.verbose, c.stderr, c.elicitation)
 }
 
 func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -176,6 +180,13 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if *format != "" && !validFormat(*format) {
 		return fmt.Errorf("--format %q is not a format; use one of: %s", *format, strings.Join(config.Formats, ", "))
 	}
+	// Approval answers and a tool's questions are read from the same lines.
+	var lines <-chan string
+	var elicitor tools.Elicitor
+	if c.elicitation = interactive(stdin); c.elicitation {
+		lines = agent.Lines(stdin)
+		elicitor = &termElicitor{line: nextLine(lines), out: stderr}
+	}
 	w, err := c.wire(ctx)
 	if err != nil {
 		return err
@@ -189,12 +200,8 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if !*quiet && !*c.verbose {
 		obs = progress(stderr)
 	}
-	var lines <-chan string
-	if interactive(stdin) {
-		lines = agent.Lines(stdin)
-	}
 	ap := terminalApprover(stdin, lines, stderr, *approve)
-	res := w.runner.Run(ctx, agent.Input{Agent: a, Format: *format, Prompt: question, Observer: obs, Approver: ap})
+	res := w.runner.Run(ctx, agent.Input{Agent: a, Format: *format, Prompt: question, Observer: obs, Approver: ap, Elicitor: elicitor})
 	if err := printReport(stdout, res.Report); err != nil {
 		return err
 	}
@@ -214,6 +221,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err := c.parse(args); err != nil {
 		return err
 	}
+	c.elicitation = interactive(stdin)
 	w, err := c.wire(ctx)
 	if err != nil {
 		return err
@@ -225,9 +233,14 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	fmt.Fprintf(stderr, "Talking to %s (%s). One question per line; Ctrl-D ends.\n", a.Name, strings.Join(a.Models, ", "))
 	var history []llm.Message
-	// Questions and approval answers come from the same lines.
+	// Questions, approval answers and a tool's questions come from the
+	// same lines.
 	lines := agent.Lines(stdin)
 	ap := terminalApprover(stdin, lines, stderr, *approve)
+	var elicitor tools.Elicitor
+	if c.elicitation {
+		elicitor = &termElicitor{line: nextLine(lines), out: stderr}
+	}
 	for fmt.Fprint(stderr, "> "); ; fmt.Fprint(stderr, "> ") {
 		var line string
 		var ok bool
@@ -248,7 +261,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		if history, dropped = agent.TrimHistory(a, history, q); dropped > 0 {
 			fmt.Fprintf(stderr, "  · the conversation is long: its %d oldest messages are forgotten to fit the model's context window\n", dropped)
 		}
-		res := w.runner.Run(ctx, agent.Input{Agent: a, Format: config.FormatMarkdown, History: history, Prompt: q, Observer: progress(stderr), Approver: ap})
+		res := w.runner.Run(ctx, agent.Input{Agent: a, Format: config.FormatMarkdown, History: history, Prompt: q, Observer: progress(stderr), Approver: ap, Elicitor: elicitor})
 		if err := printReport(stdout, res.Report); err != nil {
 			return err
 		}

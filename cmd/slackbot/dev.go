@@ -24,6 +24,7 @@ import (
 // that draws the emulator's workspace, until SIGINT or SIGTERM.
 func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c := newCommand("dev", stderr)
+	c.elicitation = true // tools' questions become Slack forms
 	listen := c.fs.String("listen", "127.0.0.1:3000", "address of the web page (loopback unless you mean otherwise)")
 	if err := c.parse(args); err != nil {
 		return err

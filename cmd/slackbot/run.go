@@ -15,6 +15,7 @@ import (
 // lets running sessions finish (slack.shutdown_grace) and stops the tools.
 func runSlack(ctx context.Context, args []string, stderr io.Writer) error {
 	c := newCommand("run", stderr)
+	c.elicitation = true // tools' questions become Slack forms
 	stderr = c.stderr
 	if err := c.parse(args); err != nil {
 		return err

@@ -24,7 +24,7 @@ type agentFit struct {
 // waits up to limit for them, measures every agent's tools against its
 // models (names sorted) and stops the tools again.
 func agentFits(ctx context.Context, cfg *config.Config, names []string, limit time.Duration, log *zap.Logger) ([]agentFit, error) {
-	orch, _, closeTools, err := buildTools(cfg, log)
+	orch, _, closeTools, err := buildTools(cfg, log, false)
 	if err != nil {
 		return nil, err
 	}

@@ -28,10 +28,10 @@ const warmupLimit = 30 * time.Second
 // orchestrator that serves them to every session. reg is the MCP servers'
 // registry (nil without MCP servers). close stops it all, MCP servers and
 // their processes included; it must be called.
-func buildTools(cfg *config.Config, log *zap.Logger) (orch *tools.Orchestrator, reg *mcp.Registry, close func() error, err error) {
+func buildTools(cfg *config.Config, log *zap.Logger, elicitation bool) (orch *tools.Orchestrator, reg *mcp.Registry, close func() error, err error) {
 	var providers []tools.Provider
 	if len(cfg.MCPServers) > 0 {
-		reg, err = mcp.NewRegistry(cfg.MCPServers, mcp.Options{Log: log.Named("mcp"), InitConcurrency: cfg.MCPInitConcurrency})
+		reg, err = mcp.NewRegistry(cfg.MCPServers, mcp.Options{Log: log.Named("mcp"), InitConcurrency: cfg.MCPInitConcurrency, Elicitation: elicitation})
 		if err != nil {
 			return nil, nil, nil, err
 		}

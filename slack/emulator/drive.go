@@ -86,7 +86,7 @@ func (s *Server) Slash(channel, user, command, text string) (envelopeID string) 
 		"token": "emulator-verification-token", "team_id": team, "enterprise_id": enterprise, "team_domain": "emulator",
 		"channel_id": c.id, "channel_name": c.name, "user_id": user, "user_name": s.users[user].Name,
 		"command": command, "text": text, "api_app_id": s.opts.AppID, "is_enterprise_install": "false",
-		"response_url": respURL, "trigger_id": s.nextID("trigger."),
+		"response_url": respURL, "trigger_id": s.newTrigger(user),
 	})
 	return e.id
 }
@@ -155,7 +155,7 @@ func (s *Server) ClickOn(conn int, channel, messageTS, user, actionID, value str
 		"api_app_id":   s.opts.AppID,
 		"token":        "emulator-verification-token",
 		"container":    container,
-		"trigger_id":   s.nextID("trigger."),
+		"trigger_id":   s.newTrigger(user),
 		"channel":      map[string]any{"id": c.id, "name": c.name},
 		"message":      s.messageJSON(m),
 		"response_url": s.newResponseURL("interactive", c.id, user, m.TS),

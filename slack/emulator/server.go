@@ -143,7 +143,8 @@ type Server struct {
 	envelopes map[string]*envelope
 	queue     []*envelope // waiting for a connection
 	acks      []Ack
-	pongs     int // answers to our pings, over all connections
+	modal     *viewsState // triggers and open views; nil until used
+	pongs     int         // answers to our pings, over all connections
 }
 
 // injection is a queued fault for the next n calls of a method.

@@ -181,6 +181,7 @@ func (s *Server) readLoop(c *conn) {
 			}
 		}
 		s.acks = append(s.acks, Ack{EnvelopeID: resp.EnvelopeID, Payload: resp.Payload, Conn: c.id, At: time.Now()})
+		s.viewAnswered(resp.EnvelopeID, resp.Payload)
 		s.notify()
 		s.mu.Unlock()
 	}

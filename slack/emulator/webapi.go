@@ -57,6 +57,7 @@ var methods = map[string]method{
 	"files.getUploadURLExternal":            {fn: (*Server).filesGetUploadURLExternal},
 	"files.completeUploadExternal":          {fn: (*Server).filesCompleteUploadExternal},
 	"files.info":                            {fn: (*Server).filesInfo},
+	"views.open":                            {fn: (*Server).viewsOpen},
 }
 
 // RateLimit makes the next n calls of method answer HTTP 429 with a

@@ -15,7 +15,22 @@ import (
 // the end; these wrappers tell them. Embedding keeps every optional
 // interface of the transport visible to the client.
 
-type cancellingHTTP struct{ *transport.StreamableHTTP }
+type cancellingHTTP struct {
+	*transport.StreamableHTTP
+	answers *longAnswers
+}
+
+// SetRequestHandler installs h, with elicitations answered without
+// mcp-go's 30-second bound (see longAnswers).
+func (t cancellingHTTP) SetRequestHandler(h transport.RequestHandler) {
+	t.StreamableHTTP.SetRequestHandler(t.answers.wrap(h))
+}
+
+// SetProtocolVersion records the negotiated version for the answers.
+func (t cancellingHTTP) SetProtocolVersion(v string) {
+	t.answers.version.Store(v)
+	t.StreamableHTTP.SetProtocolVersion(v)
+}
 
 func (t cancellingHTTP) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	resp, err := t.StreamableHTTP.SendRequest(ctx, req)

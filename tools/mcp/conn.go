@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"sync"
@@ -115,16 +116,16 @@ var errExited = errors.New("the server process exited")
 // connect starts the server (for stdio, its process), runs the MCP
 // handshake and lists its tools. run bounds the connection's life: ending
 // it kills what connect started.
-func connect(run context.Context, name string, cfg config.MCPServer) (*conn, error) {
+func connect(run context.Context, name string, cfg config.MCPServer, opts ...client.ClientOption) (*conn, error) {
 	c := newConn()
 	var err error
 	switch cfg.Transport() {
 	case "stdio":
-		err = c.startStdio(run, cfg)
+		err = c.startStdio(run, cfg, opts)
 	case "http":
-		err = c.startHTTP(run, cfg)
+		err = c.startHTTP(run, cfg, opts)
 	case "sse":
-		err = c.startSSE(run, cfg)
+		err = c.startSSE(run, cfg, opts)
 	default:
 		err = fmt.Errorf("unknown transport %q", cfg.Transport())
 	}
@@ -228,7 +229,7 @@ func listTools(ctx context.Context, cl *client.Client) ([]mcp.Tool, error) {
 //lint:ignore SA1019 deliberate until servers deliver list_changed without the handshake.
 var clientOptions = []client.ClientOption{client.WithLegacyProtocolOnly()}
 
-func (c *conn) startStdio(run context.Context, cfg config.MCPServer) error {
+func (c *conn) startStdio(run context.Context, cfg config.MCPServer, opts []client.ClientOption) error {
 	env := serverEnv(os.Environ(), cfg)
 	mkcmd := func(_ context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
 		// Not CommandContext: the process must outlive the start call's
@@ -247,7 +248,7 @@ func (c *conn) startStdio(run context.Context, cfg config.MCPServer) error {
 		c.proc = nil // never started: nothing to kill
 		return err
 	}
-	c.client = client.NewClient(t, clientOptions...)
+	c.client = client.NewClient(t, append(opts, clientOptions...)...)
 	if err := c.client.Start(run); err != nil {
 		return err
 	}
@@ -269,7 +270,7 @@ func headers(cfg config.MCPServer) map[string]string {
 	return h
 }
 
-func (c *conn) startHTTP(run context.Context, cfg config.MCPServer) error {
+func (c *conn) startHTTP(run context.Context, cfg config.MCPServer, opts []client.ClientOption) error {
 	t, err := transport.NewStreamableHTTP(cfg.URL,
 		transport.WithHTTPHeaders(headers(cfg)),
 		// The standing GET stream is how list_changed reaches us between calls.
@@ -278,16 +279,20 @@ func (c *conn) startHTTP(run context.Context, cfg config.MCPServer) error {
 	if err != nil {
 		return err
 	}
-	c.client = client.NewClient(cancellingHTTP{t}, clientOptions...)
+	// An answer goes to the server's own URL only: a redirect would carry
+	// its headers elsewhere.
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	answers := &longAnswers{url: cfg.URL, headers: headers(cfg), session: t.GetSessionId, client: noRedirect}
+	c.client = client.NewClient(cancellingHTTP{t, answers}, append(opts, clientOptions...)...)
 	return c.client.Start(run)
 }
 
-func (c *conn) startSSE(run context.Context, cfg config.MCPServer) error {
+func (c *conn) startSSE(run context.Context, cfg config.MCPServer, opts []client.ClientOption) error {
 	t, err := transport.NewSSE(cfg.URL, transport.WithHeaders(headers(cfg)))
 	if err != nil {
 		return err
 	}
-	c.client = client.NewClient(cancellingSSE{t}, clientOptions...)
+	c.client = client.NewClient(cancellingSSE{t}, append(opts, clientOptions...)...)
 	// Answers arrive on the event stream: without it the server is gone.
 	c.client.OnConnectionLost(func(err error) { c.markDead(err) })
 	// The event stream lives as long as the context given to Start.

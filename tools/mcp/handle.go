@@ -99,6 +99,8 @@ func (h *handle) Call(ctx context.Context, call tools.Call) (tools.Result, error
 	if len(call.Arguments) > 0 {
 		req.Params.Arguments = call.Arguments
 	}
+	ctx, end := s.calls.begin(ctx)
+	defer end()
 	res, err := c.client.CallTool(ctx, req)
 	if err == nil {
 		return render(res), nil

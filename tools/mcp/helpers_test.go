@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 		sigtermHelper()
 		return
 	}
+	if os.Getenv(conformanceClientEnv) != "" {
+		os.Exit(conformanceClient())
+	}
 	dir, err := os.MkdirTemp("", "mcp-test-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -26,6 +26,11 @@ type Options struct {
 	// ProbeInterval is how often a running server's health is checked
 	// (default 30s).
 	ProbeInterval time.Duration
+	// Elicitation declares the elicitation capability (form mode) to every
+	// server: set it only when the sessions have a front end that can show
+	// a form (Slack, a terminal). Each request goes to the elicitor of the
+	// call that caused it (tools.WithElicitor); without one it is declined.
+	Elicitation bool
 
 	// sleep waits out a restart's backoff, reporting false when ctx ended
 	// first; the package's tests watch the waits through it.

@@ -41,6 +41,7 @@ type server struct {
 	changed   chan struct{} // closed and replaced on every phase change
 	refs      int
 	listeners map[*handle]func()
+	calls     calls              // tool calls in flight, for elicitation
 	cancel    context.CancelFunc // stops the supervisor
 	done      chan struct{}      // closed when the supervisor has returned
 }
@@ -168,7 +169,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 		return nil, ctx.Err()
 	}
 	defer func() { <-s.reg.sem }()
-	c, err := connect(ctx, s.name, s.cfg)
+	c, err := connect(ctx, s.name, s.cfg, s.elicitOptions()...)
 	return c, scrubbed(s.cfg, err)
 }
 
