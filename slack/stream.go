@@ -39,6 +39,7 @@ type stream struct {
 	id  string
 	tl  *timeline
 
+	waitMu   sync.Mutex // orders the agent session's status with the waits' events
 	mu       sync.Mutex
 	begun    bool
 	fallback *progress  // set when the session shows a progress message instead
@@ -54,7 +55,9 @@ type stream struct {
 }
 
 func newStream(b *Bot, req request, id string) *stream {
-	return &stream{b: b, req: req, id: id, tl: newTimeline(), quit: make(chan struct{}), finished: make(chan struct{})}
+	tl := newTimeline()
+	tl.names = b.waitNames
+	return &stream{b: b, req: req, id: id, tl: tl, quit: make(chan struct{}), finished: make(chan struct{})}
 }
 
 // streamInterval is the most often a stream is appended to: the
@@ -180,7 +183,22 @@ func (s *stream) observe(e agent.Event) {
 		p.observe(e)
 		return
 	}
+	if e.Kind != agent.EventWaiting && e.Kind != agent.EventResumed {
+		s.tl.observe(e)
+		return
+	}
+	// The agent session is suspended while any wait on a person is open:
+	// from the first to begin to the last to end.
+	s.waitMu.Lock()
+	defer s.waitMu.Unlock()
+	before := s.tl.waiting()
 	s.tl.observe(e)
+	switch after := s.tl.waiting(); {
+	case before == 0 && after > 0:
+		s.sessionStatus("suspended", "")
+	case before > 0 && after == 0:
+		s.sessionStatus("processing", "")
+	}
 }
 
 // pending is the timeline's changes as chunks.

@@ -86,6 +86,9 @@ type timeline struct {
 	// finished), then shown together, in the model's order.
 	expect int
 	held   []*task
+	waits  int // waits on a person still open
+	// names names the people a wait is on; nil shows their ids.
+	names func(*agent.WaitInfo) []string
 }
 
 func newTimeline() *timeline {
@@ -99,6 +102,14 @@ var unshown = map[string]bool{agent.FinalReportTool: true, agent.TaskStatusTool:
 
 // observe records one event.
 func (tl *timeline) observe(e agent.Event) {
+	title := ""
+	if e.Kind == agent.EventWaiting && e.Wait != nil { // named before the lock: a name may be looked up
+		who := e.Wait.Who
+		if tl.names != nil {
+			who = tl.names(e.Wait)
+		}
+		title = waitTitle(who)
+	}
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	top := len(e.Path) <= 1
@@ -118,6 +129,18 @@ func (tl *timeline) observe(e agent.Event) {
 	case agent.EventToolFinished:
 		if e.Tool != nil {
 			tl.toolFinished(e)
+		}
+	case agent.EventWaiting:
+		if e.Wait != nil {
+			tl.waitOn(e.Wait, title, e.Time)
+		}
+	case agent.EventResumed:
+		if e.Wait != nil {
+			tl.waitOver(e.Wait)
+		}
+	case agent.EventSessionDone:
+		if top && e.Err != "" { // broken off: what was still running did not finish
+			tl.settleLocked(false, unfinished)
 		}
 	case agent.EventTaskStatus:
 		if top && e.Status != nil && e.Status.Now != "" {
@@ -277,6 +300,15 @@ func (tl *timeline) changes() (tasks []task, plan string, planNew bool) {
 func (tl *timeline) settle(ok bool, why string) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
+	tl.settleLocked(ok, why)
+}
+
+// unfinished is the output of a task a session broke off (stopped,
+// interrupted, failed) while it was in progress.
+const unfinished = "Not finished"
+
+// settleLocked is settle with tl.mu held.
+func (tl *timeline) settleLocked(ok bool, why string) {
 	tl.release()
 	for _, t := range tl.tasks {
 		if done(t.status) {
@@ -289,6 +321,7 @@ func (tl *timeline) settle(ok bool, why string) {
 		tl.changed[t] = true
 	}
 	clear(tl.turn)
+	tl.waits = 0
 }
 
 // all is every task as it is now.
