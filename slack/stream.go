@@ -123,7 +123,7 @@ func (s *stream) beginWith(ctx context.Context, headline string) {
 	s.mu.Lock()
 	s.ts, s.open = ts, true
 	s.mu.Unlock()
-	s.rec.put(ctx, s.b, streamRecordPrefix+s.id, s.req.channel, ts)
+	s.rec.put(ctx, s.b, streamRecordKey(s.req.channel, s.req.threadTS, s.id), s.req.channel, ts)
 	s.sessionStatus("processing", escape(clipLine(s.req.text, 60)))
 }
 
@@ -378,8 +378,8 @@ func (s *stream) settle(ctx context.Context, note string) {
 }
 
 // conclude ends the stream of a session with no answer with note m (a
-// stop, a failure, the shutdown), every task settled as failed; if the
-// stream does not take it, m is posted after it.
+// stop, a failure, the shutdown), every task still running settled as
+// unfinished; if the stream does not take it, m is posted after it.
 func (s *stream) conclude(ctx context.Context, m blockkit.Message) {
 	if p := s.shown(); p != nil {
 		p.conclude(ctx, m)
@@ -389,7 +389,7 @@ func (s *stream) conclude(ctx context.Context, m blockkit.Message) {
 	if s.messageTS() == "" {
 		return
 	}
-	s.tl.settle(false, strings.Trim(m.Text, "_"))
+	s.tl.settle(false, unfinished) // the note says why, in the stop's blocks
 	base := ratelimit.WithPriority(context.WithoutCancel(ctx), ratelimit.Note)
 	ectx, cancel := context.WithTimeout(base, concludeEdit)
 	defer cancel()
@@ -437,7 +437,7 @@ func (s *stream) forget(ctx context.Context) {
 		p.forget(ctx)
 		return
 	}
-	s.rec.drop(ctx, s.b, streamRecordPrefix+s.id)
+	s.rec.drop(ctx, s.b, streamRecordKey(s.req.channel, s.req.threadTS, s.id))
 	s.sessionStatus("closed", "")
 }
 
