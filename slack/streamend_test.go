@@ -165,3 +165,26 @@ func TestAQueuedStreamStoppedBySlackLeavesNothingOpen(t *testing.T) {
 		t.Errorf("%d model calls; the stopped question must never reach the model", n)
 	}
 }
+
+// A panic in the headend ends the session's stream with the failure note,
+// no task left in progress, and the bot answers the next question.
+func TestAPanicInTheHeadendEndsTheStreamWithTheFailureNote(t *testing.T) {
+	t.Parallel()
+	store := &panickyRecords{Store: state.NewMemory()}
+	w := bottest.Start(t, bottest.OnStore(store), streamed)
+	w.Model.Push(llmtest.TextReport("The first answer, never posted."))
+	first := w.Slack.Mention(channel, asker, "first question")
+	s := streamOf(w, channel, first, "the stream to end", ended)
+	if !store.panicked.Load() {
+		t.Fatal("the store never panicked: the test did not reach the headend's recovery")
+	}
+	if !strings.Contains(string(s.Blocks), "Something went wrong on the bot") || strings.Contains(string(s.Blocks), "never posted") {
+		t.Errorf("the stream ended with %s; want the failure note and not the answer", s.Blocks)
+	}
+	noTaskInProgress(t, s)
+	w.Model.Respond(func(*llmtest.Recorded) llmtest.Reply { return llmtest.TextReport("The second answer.") })
+	second := w.Slack.Mention(channel, asker, "second question")
+	w.Answered(channel, second, "The second answer.")
+	noStreamOpen(t, w, channel)
+	noProgressRecords(w, store)
+}
