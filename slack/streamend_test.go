@@ -188,3 +188,23 @@ func TestAPanicInTheHeadendEndsTheStreamWithTheFailureNote(t *testing.T) {
 	noStreamOpen(t, w, channel)
 	noProgressRecords(w, store)
 }
+
+// The shutdown ends the stream of a session still waiting for its turn
+// with the interrupted note, its wait not left pending.
+func TestShutdownEndsAQueuedStreamWithTheInterruptedNote(t *testing.T) {
+	t.Parallel()
+	w := bottest.Start(t, streamed, oneAtATime, bottest.WithConfig(func(c *config.Config) {
+		c.Slack.ShutdownGrace = config.Duration(100 * time.Millisecond)
+	}))
+	_, ts, _ := queuedBehindStream(t, w)
+	w.Shutdown()
+	s := streamOf(w, channel, ts, "the queued stream to end", ended)
+	if !strings.Contains(string(s.Blocks), "Interrupted") {
+		t.Errorf("the queued stream ended with %s; want the interrupted note", s.Blocks)
+	}
+	if len(s.Tasks) == 0 || s.Tasks[0].Title != "Waiting for a turn" || s.Tasks[0].Status != "error" {
+		t.Errorf("tasks %+v; want the wait for a turn ended in error", s.Tasks)
+	}
+	noTaskInProgress(t, s)
+	noStreamOpen(t, w, channel)
+}
