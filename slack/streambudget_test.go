@@ -3,6 +3,7 @@ package slack_test
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -27,7 +28,9 @@ const (
 	// burstSpan is how long the forty mentions take, in Slack's time: well
 	// within the minute, so that the start budget (20 a minute and a burst
 	// of 3) cannot grant more than 20 streams.
-	burstSpan = 45 * time.Second
+	burstSpan = 30 * time.Second
+	// startBurst is the bot's default chat.startStream burst.
+	startBurst = 3
 )
 
 // callsPerMethod counts the emulator's calls by method, and those Slack
@@ -97,9 +100,18 @@ func TestFortyMentionsInAMinuteInAutoShowAtMostTwentyStreamsAndEveryAnswer(t *te
 	channelOf := func(i int) string { return fmt.Sprintf("C0BURST%02d", i) }
 	threads := map[int]string{}
 	every := burstSpan / timeScale / burstMentions
+	began := time.Now()
 	for i := range burstMentions {
 		threads[i] = w.Slack.Mention(channelOf(i), asker, fmt.Sprintf("burst %d", i))
 		time.Sleep(every) // the mentions' pace, not an assertion
+	}
+	// A loaded machine may stretch the burst past the minute's budget: the
+	// bound is then what a tier-2 bucket grants over the span taken.
+	span := time.Since(began) * timeScale
+	most := 20
+	if grant := startBurst + int(math.Ceil(20*span.Minutes())); grant > most {
+		t.Logf("the mentions took %v of Slack's time: up to %d streams", span.Round(time.Second), grant)
+		most = grant
 	}
 	answered := func(i int) bool {
 		return holdingIn(w, channelOf(i), threads[i], fmt.Sprintf("Answer to burst %d.", i)) > 0
@@ -132,8 +144,8 @@ func TestFortyMentionsInAMinuteInAutoShowAtMostTwentyStreamsAndEveryAnswer(t *te
 			worst = max(worst, landed.Sub(end))
 		}
 	}
-	if streams > 20 || streams == 0 || streams+progress != burstMentions {
-		t.Errorf("%d streams and %d progress messages; want at most 20 streams, the rest progress messages", streams, progress)
+	if streams > most || streams == 0 || streams+progress != burstMentions {
+		t.Errorf("%d streams and %d progress messages; want at most %d streams, the rest progress messages", streams, progress, most)
 	}
 	if n := len(w.Slack.Calls("chat.startStream")); n != streams {
 		t.Errorf("%d chat.startStream calls for %d streams: a session without a token must not ask", n, streams)
