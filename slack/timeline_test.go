@@ -197,6 +197,7 @@ func TestAWaitOnAPersonIsATaskUntilItIsOver(t *testing.T) {
 	tl.changes()
 	wait(agent.EventWaiting, "w1", "", "U1")
 	wait(agent.EventWaiting, "w2", "", "U1", "U2")
+	wait(agent.EventWaiting, "w2", "", "U1", "U2") // told twice
 	if n := tl.waiting(); n != 2 {
 		t.Fatalf("%d waits open; want 2", n)
 	}

@@ -71,6 +71,9 @@ func (b *Bot) waitNames(w *agent.WaitInfo) []string {
 // wait may hold one of those calls back. tl.mu held.
 func (tl *timeline) waitOn(w *agent.WaitInfo, title string, at time.Time) {
 	tl.release()
+	if tl.byKey[waitKeyPrefix+w.ID] != nil {
+		return // told twice: one wait, one task
+	}
 	t := tl.open(waitKeyPrefix+w.ID, title, w.What, at)
 	t.turn, t.index = tl.turns, int(^uint(0)>>1)
 	tl.waits++
