@@ -307,3 +307,52 @@ func TestABrokenOffSessionEndsItsRunningTasksInError(t *testing.T) {
 		}
 	}
 }
+
+// A call that fails at once, before the turn's other calls have started,
+// does not jump ahead of them: it is shown with them, in the model's
+// order. Calls that never start cannot hold the others past holdGrace.
+func TestACallFailingAtOnceKeepsItsPlaceInTheTurn(t *testing.T) {
+	t.Parallel()
+	top := []string{"helper"}
+	call := func(kind agent.EventKind, id string, index int, ok bool) agent.Event {
+		return agent.Event{Kind: kind, Session: "s", Path: top, Tool: &agent.ToolInfo{ID: id, Name: "echo", Index: index, OK: ok,
+			Failure: map[bool]string{false: string(tools.FailInvalidArgs)}[ok]}}
+	}
+	titles := func(tasks []task) (out []string) {
+		for _, t := range tasks {
+			out = append(out, t.id+" "+string(t.status))
+		}
+		return out
+	}
+	tl := newTimeline()
+	tl.observe(agent.Event{Kind: agent.EventTurnStarted, Session: "s", Path: top, Turn: 1})
+	tl.observe(agent.Event{Kind: agent.EventLLMCall, Session: "s", Path: top, LLM: &agent.LLMCallInfo{ToolCalls: 3}})
+	tl.changes()
+	tl.observe(call(agent.EventToolStarted, "c3", 2, false))
+	tl.observe(call(agent.EventToolFinished, "c3", 2, false))
+	if tasks, _, _ := tl.changes(); len(tasks) != 0 {
+		t.Fatalf("changes %v; want the failed call held for the turn's others", titles(tasks))
+	}
+	tl.observe(call(agent.EventToolStarted, "c1", 0, true))
+	tl.observe(call(agent.EventToolStarted, "c2", 1, true))
+	got := titles(func() []task { tasks, _, _ := tl.changes(); return tasks }())
+	want := []string{"task-3 in_progress", "task-4 in_progress", "task-2 error"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("changes %v; want %v: the model's order, the failed call last", got, want)
+	}
+
+	// Two calls asked for, one starts: past holdGrace it shows alone.
+	tl.observe(agent.Event{Kind: agent.EventTurnStarted, Session: "s", Path: top, Turn: 2})
+	tl.observe(agent.Event{Kind: agent.EventLLMCall, Session: "s", Path: top, LLM: &agent.LLMCallInfo{ToolCalls: 2}})
+	tl.changes()
+	tl.observe(call(agent.EventToolStarted, "c4", 0, true))
+	if tasks, _, _ := tl.changes(); len(tasks) != 0 {
+		t.Fatalf("changes %v; want the call held for the other", titles(tasks))
+	}
+	tl.mu.Lock()
+	tl.heldSince = tl.heldSince.Add(-holdGrace)
+	tl.mu.Unlock()
+	if tasks, _, _ := tl.changes(); len(tasks) != 1 || tasks[0].status != slackapi.TaskCardStatusInProgress {
+		t.Errorf("changes %v; want the started call shown once its grace is over", titles(tasks))
+	}
+}
