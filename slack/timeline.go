@@ -91,7 +91,7 @@ type timeline struct {
 	expect    int
 	held      []*task
 	heldSince time.Time
-	waits  int // waits on a person still open
+	waits     int // waits on a person still open
 	// names names the people a wait is on; nil shows their ids.
 	names func(*agent.WaitInfo) []string
 }
