@@ -49,7 +49,8 @@ type progress struct {
 	tools    map[string]runningTool // by call id
 	now      string                 // task_status's current step
 	usage    agentUsage
-	extract  bool   // reading a large result
+	extract  bool // reading a large result
+	waits    progressWaits
 	busy     string // "busy: updates every 20 s" when refreshes are slowed
 	dirty    bool
 	stopped  bool
@@ -354,6 +355,10 @@ func (p *progress) settle(ctx context.Context, ts string, answered bool) {
 
 // observe takes the session's events; it only records them.
 func (p *progress) observe(e agent.Event) {
+	title := ""
+	if e.Kind == agent.EventWaiting && e.Wait != nil { // named before the lock: a name may be looked up
+		title = waitTitle(p.b.waitNames(e.Wait))
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	who := ""
@@ -378,6 +383,16 @@ func (p *progress) observe(e agent.Event) {
 		if e.Tool.Name == agent.ToolOutputTool {
 			p.extract = false
 		}
+	case agent.EventWaiting:
+		if e.Wait == nil {
+			return
+		}
+		p.waits.begin(e.Wait.ID, title)
+	case agent.EventResumed:
+		if e.Wait == nil {
+			return
+		}
+		p.waits.end(e.Wait.ID)
 	case agent.EventTaskStatus:
 		if e.Status.Now != "" {
 			p.now = e.Status.Now
@@ -408,7 +423,11 @@ func (p *progress) render(headline string) blockkit.Message {
 		if p.extract {
 			step = "Reading a large result"
 		}
-		lines = append(lines, "⏳ "+step+"…")
+		if w := p.waits.headline(); w != "" {
+			lines = append(lines, "⏸ "+escape(w)+"…")
+		} else {
+			lines = append(lines, "⏳ "+step+"…")
+		}
 		if p.now != "" {
 			lines = append(lines, "_"+escape(p.now)+"_")
 		}

@@ -39,6 +39,7 @@ type stream struct {
 	id  string
 	tl  *timeline
 
+	waitMu   sync.Mutex // orders the agent session's status with the waits' events
 	mu       sync.Mutex
 	begun    bool
 	fallback *progress  // set when the session shows a progress message instead
@@ -54,7 +55,9 @@ type stream struct {
 }
 
 func newStream(b *Bot, req request, id string) *stream {
-	return &stream{b: b, req: req, id: id, tl: newTimeline(), quit: make(chan struct{}), finished: make(chan struct{})}
+	tl := newTimeline()
+	tl.names = b.waitNames
+	return &stream{b: b, req: req, id: id, tl: tl, quit: make(chan struct{}), finished: make(chan struct{})}
 }
 
 // streamInterval is the most often a stream is appended to: the
@@ -120,7 +123,7 @@ func (s *stream) beginWith(ctx context.Context, headline string) {
 	s.mu.Lock()
 	s.ts, s.open = ts, true
 	s.mu.Unlock()
-	s.rec.put(ctx, s.b, streamRecordPrefix+s.id, s.req.channel, ts)
+	s.rec.put(ctx, s.b, streamRecordKey(s.req.channel, s.req.threadTS, s.id), s.req.channel, ts)
 	s.sessionStatus("processing", escape(clipLine(s.req.text, 60)))
 }
 
@@ -180,7 +183,22 @@ func (s *stream) observe(e agent.Event) {
 		p.observe(e)
 		return
 	}
+	if e.Kind != agent.EventWaiting && e.Kind != agent.EventResumed {
+		s.tl.observe(e)
+		return
+	}
+	// The agent session is suspended while any wait on a person is open:
+	// from the first to begin to the last to end.
+	s.waitMu.Lock()
+	defer s.waitMu.Unlock()
+	before := s.tl.waiting()
 	s.tl.observe(e)
+	switch after := s.tl.waiting(); {
+	case before == 0 && after > 0:
+		s.sessionStatus("suspended", "")
+	case before > 0 && after == 0:
+		s.sessionStatus("processing", "")
+	}
 }
 
 // pending is the timeline's changes as chunks.
@@ -360,8 +378,8 @@ func (s *stream) settle(ctx context.Context, note string) {
 }
 
 // conclude ends the stream of a session with no answer with note m (a
-// stop, a failure, the shutdown), every task settled as failed; if the
-// stream does not take it, m is posted after it.
+// stop, a failure, the shutdown), every task still running settled as
+// unfinished; if the stream does not take it, m is posted after it.
 func (s *stream) conclude(ctx context.Context, m blockkit.Message) {
 	if p := s.shown(); p != nil {
 		p.conclude(ctx, m)
@@ -371,7 +389,7 @@ func (s *stream) conclude(ctx context.Context, m blockkit.Message) {
 	if s.messageTS() == "" {
 		return
 	}
-	s.tl.settle(false, strings.Trim(m.Text, "_"))
+	s.tl.settle(false, unfinished) // the note says why, in the stop's blocks
 	base := ratelimit.WithPriority(context.WithoutCancel(ctx), ratelimit.Note)
 	ectx, cancel := context.WithTimeout(base, concludeEdit)
 	defer cancel()
@@ -419,7 +437,7 @@ func (s *stream) forget(ctx context.Context) {
 		p.forget(ctx)
 		return
 	}
-	s.rec.drop(ctx, s.b, streamRecordPrefix+s.id)
+	s.rec.drop(ctx, s.b, streamRecordKey(s.req.channel, s.req.threadTS, s.id))
 	s.sessionStatus("closed", "")
 }
 

@@ -23,6 +23,38 @@ const streamRecordPrefix = "stream|"
 
 func isStreamRecord(p state.Progress) bool { return strings.HasPrefix(p.Session, streamRecordPrefix) }
 
+// streamRecordKey names the record of session id's stream in the thread
+// threadTS of channel.
+func streamRecordKey(channel, threadTS, id string) string {
+	return streamRecordPrefix + threadKey(channel, threadTS) + "|" + id
+}
+
+// settleThreadStreams ends the streams left open in the thread of req by
+// sessions whose replica died. Only the holder of the thread's lease calls
+// it; a stream of a replica still alive (a session there waiting for the
+// thread) is left alone, and so is every stream when the store cannot
+// tell: the reaper's sweep settles those.
+func (b *Bot) settleThreadStreams(ctx context.Context, req request) {
+	if req.threadTS == "" || req.threadTS == req.ts && !req.followup {
+		return // a new thread: no session was here before
+	}
+	lctx, cancel := context.WithTimeout(ctx, progressCallTimeout)
+	list, err := b.records.progresses(lctx)
+	cancel()
+	if err != nil {
+		return
+	}
+	prefix := streamRecordKey(req.channel, req.threadTS, "")
+	for _, p := range list {
+		if !strings.HasPrefix(p.Session, prefix) || p.Owner == b.owner {
+			continue
+		}
+		if gone, ok := b.ownerGone(ctx, p.Owner); ok && gone {
+			b.settleOrphanStream(ctx, p)
+		}
+	}
+}
+
 // settleOrphanStream ends the stream of a session whose replica is gone
 // with the abandoned note, and forgets its record; a stream Slack already
 // ended (or no longer has) is forgotten too.

@@ -2,6 +2,7 @@ package slack
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -82,10 +83,17 @@ type timeline struct {
 	turns   int              // the top-level session's turns so far
 	calls   map[string]*task // the top-level session's call tasks, by call id
 	// A turn's calls start at once, in any order: their tasks are held
-	// until every call the model asked for has started (or one has
-	// finished), then shown together, in the model's order.
-	expect int
-	held   []*task
+	// until every call the model asked for has started, then shown
+	// together, in the model's order — a call that fails at once stays
+	// held with the others, so it cannot jump the queue. Calls that never
+	// start (over the turn's limit) cannot hold the rest for longer than
+	// holdGrace.
+	expect    int
+	held      []*task
+	heldSince time.Time
+	waits     int // waits on a person still open
+	// names names the people a wait is on; nil shows their ids.
+	names func(*agent.WaitInfo) []string
 }
 
 func newTimeline() *timeline {
@@ -99,6 +107,14 @@ var unshown = map[string]bool{agent.FinalReportTool: true, agent.TaskStatusTool:
 
 // observe records one event.
 func (tl *timeline) observe(e agent.Event) {
+	title := ""
+	if e.Kind == agent.EventWaiting && e.Wait != nil { // named before the lock: a name may be looked up
+		who := e.Wait.Who
+		if tl.names != nil {
+			who = tl.names(e.Wait)
+		}
+		title = waitTitle(who)
+	}
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	top := len(e.Path) <= 1
@@ -118,6 +134,18 @@ func (tl *timeline) observe(e agent.Event) {
 	case agent.EventToolFinished:
 		if e.Tool != nil {
 			tl.toolFinished(e)
+		}
+	case agent.EventWaiting:
+		if e.Wait != nil {
+			tl.waitOn(e.Wait, title, e.Time)
+		}
+	case agent.EventResumed:
+		if e.Wait != nil {
+			tl.waitOver(e.Wait)
+		}
+	case agent.EventSessionDone:
+		if top && e.Err != "" { // broken off: what was still running did not finish
+			tl.settleLocked(false, unfinished)
 		}
 	case agent.EventTaskStatus:
 		if top && e.Status != nil && e.Status.Now != "" {
@@ -184,6 +212,9 @@ func (tl *timeline) toolStarted(e agent.Event, top bool) {
 	t := tl.open(toolKey(e), title, e.Tool.Args, e.Time)
 	if tl.expect > 0 {
 		delete(tl.changed, t)
+		if len(tl.held) == 0 {
+			tl.heldSince = time.Now()
+		}
 		tl.held = append(tl.held, t)
 	}
 	t.turn, t.index = tl.turns, e.Tool.Index
@@ -196,7 +227,6 @@ func (tl *timeline) toolStarted(e agent.Event, top bool) {
 
 // toolFinished ends a call's task with its outcome; tl.mu held.
 func (tl *timeline) toolFinished(e agent.Event) {
-	tl.release()
 	t := tl.byKey[toolKey(e)]
 	if t == nil || done(t.status) {
 		return
@@ -205,8 +235,14 @@ func (tl *timeline) toolFinished(e agent.Event) {
 	if !e.Tool.OK {
 		t.status = slackapi.TaskCardStatusError
 	}
-	tl.changed[t] = true
+	if !slices.Contains(tl.held, t) { // a held task is shown, as it is by then, on its release
+		tl.changed[t] = true
+	}
 }
+
+// holdGrace is the longest a turn's calls are held for those of its calls
+// that have not started.
+const holdGrace = 250 * time.Millisecond
 
 // open adds a task in progress.
 func (tl *timeline) open(key, title, details string, at time.Time) *task {
@@ -255,6 +291,9 @@ func (tl *timeline) endTurn(session string, ok bool, output string) {
 func (tl *timeline) changes() (tasks []task, plan string, planNew bool) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
+	if len(tl.held) > 0 && time.Since(tl.heldSince) >= holdGrace {
+		tl.release()
+	}
 	var changed []*task
 	for _, t := range tl.tasks {
 		if tl.changed[t] {
@@ -277,6 +316,15 @@ func (tl *timeline) changes() (tasks []task, plan string, planNew bool) {
 func (tl *timeline) settle(ok bool, why string) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
+	tl.settleLocked(ok, why)
+}
+
+// unfinished is the output of a task a session broke off (stopped,
+// interrupted, failed) while it was in progress.
+const unfinished = "Not finished"
+
+// settleLocked is settle with tl.mu held.
+func (tl *timeline) settleLocked(ok bool, why string) {
 	tl.release()
 	for _, t := range tl.tasks {
 		if done(t.status) {
@@ -289,6 +337,7 @@ func (tl *timeline) settle(ok bool, why string) {
 		tl.changed[t] = true
 	}
 	clear(tl.turn)
+	tl.waits = 0
 }
 
 // all is every task as it is now.

@@ -176,3 +176,183 @@ func TestASearchForAToolSaysWhatItLooksFor(t *testing.T) {
 		t.Errorf("the search's task is titled %q", c.Title)
 	}
 }
+
+// A wait on a person is a task per wait, in progress until it is over,
+// then complete with how it ended; the count of open waits tells the
+// stream when to suspend the agent session and when to resume it.
+func TestAWaitOnAPersonIsATaskUntilItIsOver(t *testing.T) {
+	t.Parallel()
+	tl := newTimeline()
+	tl.names = func(w *agent.WaitInfo) []string {
+		out := []string{}
+		for _, id := range w.Who {
+			out = append(out, map[string]string{"U1": "ada", "U2": "bob"}[id])
+		}
+		return out
+	}
+	wait := func(kind agent.EventKind, id, outcome string, who ...string) {
+		tl.observe(agent.Event{Kind: kind, Wait: &agent.WaitInfo{ID: id, Who: who, What: "approval of github create_issue", Outcome: outcome}})
+	}
+	tl.observe(agent.Event{Kind: agent.EventTurnStarted, Session: "s", Path: []string{"helper"}, Turn: 1})
+	tl.changes()
+	wait(agent.EventWaiting, "w1", "", "U1")
+	wait(agent.EventWaiting, "w2", "", "U1", "U2")
+	wait(agent.EventWaiting, "w2", "", "U1", "U2") // told twice
+	if n := tl.waiting(); n != 2 {
+		t.Fatalf("%d waits open; want 2", n)
+	}
+	tasks, _, _ := tl.changes()
+	if len(tasks) != 2 {
+		t.Fatalf("changes %+v; want the two waits", tasks)
+	}
+	for i, want := range []string{"Waiting for @ada", "Waiting for @ada or @bob"} {
+		if g := tasks[i]; g.title != want || g.status != slackapi.TaskCardStatusInProgress || g.details != "approval of github create_issue" {
+			t.Errorf("wait %d = %q %s %q; want %q in progress saying what it waits for", i, g.title, g.status, g.details, want)
+		}
+	}
+	wait(agent.EventResumed, "w1", "approved")
+	wait(agent.EventResumed, "w1", "denied") // a second end of the same wait changes nothing
+	if n := tl.waiting(); n != 1 {
+		t.Errorf("%d waits open after one ended; want 1", n)
+	}
+	tasks, _, _ = tl.changes()
+	if len(tasks) != 1 || tasks[0].status != slackapi.TaskCardStatusComplete || tasks[0].output != "Approved" {
+		t.Fatalf("changes %+v; want the first wait complete, approved", tasks)
+	}
+	wait(agent.EventResumed, "w2", "timed out")
+	if n := tl.waiting(); n != 0 {
+		t.Errorf("%d waits open; want none", n)
+	}
+	if tasks, _, _ = tl.changes(); len(tasks) != 1 || tasks[0].output != "Timed out" {
+		t.Errorf("changes %+v; want the second wait over, timed out", tasks)
+	}
+}
+
+// A session that ends while it waits on a person leaves no wait in
+// progress: the stop that ends its stream settles it.
+func TestAWaitStillOpenWhenTheSessionEndsIsSettled(t *testing.T) {
+	t.Parallel()
+	tl := newTimeline()
+	tl.observe(agent.Event{Kind: agent.EventWaiting, Wait: &agent.WaitInfo{ID: "w1", Who: []string{"U1"}, What: "an approval"}})
+	tl.settle(false, "Stopped by the asker")
+	got := tl.all()
+	if len(got) != 1 || got[0].title != "Waiting for @U1" || got[0].status != slackapi.TaskCardStatusError || got[0].output != "Stopped by the asker" {
+		t.Errorf("tasks %+v; want the wait, named by id without a name book, ended in error with why", got)
+	}
+	if n := tl.waiting(); n != 0 {
+		t.Errorf("%d waits still open after the session ended", n)
+	}
+}
+
+func TestAWaitsTitleNamesAtMostThreePeople(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		names []string
+		want  string
+	}{
+		{nil, "Waiting for a person"},
+		{[]string{"ada"}, "Waiting for @ada"},
+		{[]string{"@ada", "bob"}, "Waiting for @ada or @bob"},
+		{[]string{"ada", "bob", "cy"}, "Waiting for @ada, @bob or @cy"},
+		{[]string{"ada", "bob", "cy", "dee", "eve"}, "Waiting for @ada, @bob, @cy or 2 more"},
+	} {
+		if got := waitTitle(c.names); got != c.want {
+			t.Errorf("waitTitle(%q) = %q; want %q", c.names, got, c.want)
+		}
+	}
+}
+
+// Who a wait is on and what for are words from elsewhere (a display name,
+// a tool's name): in a chunk they cannot ping or link.
+func TestAWaitsWordsCannotBeReadAsSlackMarkup(t *testing.T) {
+	t.Parallel()
+	tl := newTimeline()
+	tl.names = func(*agent.WaitInfo) []string { return []string{"<!channel>"} }
+	tl.observe(agent.Event{Kind: agent.EventWaiting, Wait: &agent.WaitInfo{ID: "w1", Who: []string{"U1"},
+		What: "approval of <@U0EVE> <https://evil.example|okta> xoxb-1234567890-abcdefghij"}})
+	tasks, _, _ := tl.changes()
+	if len(tasks) != 1 {
+		t.Fatalf("changes %+v", tasks)
+	}
+	c := tasks[0].chunk()
+	for _, bad := range []string{"<!channel>", "<@U0EVE>", "<https://", "xoxb-1234567890"} {
+		if strings.Contains(c.Title+c.Details, bad) {
+			t.Errorf("chunk %q / %q holds %q", c.Title, c.Details, bad)
+		}
+	}
+}
+
+// A session broken off (stopped, interrupted, failed on the way) leaves
+// what was running unfinished, in error, even though the stop that ends
+// its stream carries a made-up answer; one that answered leaves no error.
+func TestABrokenOffSessionEndsItsRunningTasksInError(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, err string
+		want      slackapi.TaskCardStatus
+	}{
+		{"broken off", "context canceled", slackapi.TaskCardStatusError},
+		{"answered", "", slackapi.TaskCardStatusInProgress},
+	} {
+		tl := newTimeline()
+		tl.observe(agent.Event{Kind: agent.EventTurnStarted, Session: "s", Path: []string{"helper"}, Turn: 1})
+		tl.observe(agent.Event{Kind: agent.EventSessionDone, Session: "r", Path: []string{"helper", "researcher"}, Err: "context canceled"})
+		tl.observe(agent.Event{Kind: agent.EventSessionDone, Session: "s", Path: []string{"helper"}, Err: c.err})
+		got := tl.all()
+		if len(got) != 1 || got[0].status != c.want {
+			t.Errorf("%s: tasks %+v; want the turn %s", c.name, got, c.want)
+		}
+		if c.err != "" && got[0].output != unfinished {
+			t.Errorf("%s: output %q; want %q", c.name, got[0].output, unfinished)
+		}
+	}
+}
+
+// A call that fails at once, before the turn's other calls have started,
+// does not jump ahead of them: it is shown with them, in the model's
+// order. Calls that never start cannot hold the others past holdGrace.
+func TestACallFailingAtOnceKeepsItsPlaceInTheTurn(t *testing.T) {
+	t.Parallel()
+	top := []string{"helper"}
+	call := func(kind agent.EventKind, id string, index int, ok bool) agent.Event {
+		return agent.Event{Kind: kind, Session: "s", Path: top, Tool: &agent.ToolInfo{ID: id, Name: "echo", Index: index, OK: ok,
+			Failure: map[bool]string{false: string(tools.FailInvalidArgs)}[ok]}}
+	}
+	titles := func(tasks []task) (out []string) {
+		for _, t := range tasks {
+			out = append(out, t.id+" "+string(t.status))
+		}
+		return out
+	}
+	tl := newTimeline()
+	tl.observe(agent.Event{Kind: agent.EventTurnStarted, Session: "s", Path: top, Turn: 1})
+	tl.observe(agent.Event{Kind: agent.EventLLMCall, Session: "s", Path: top, LLM: &agent.LLMCallInfo{ToolCalls: 3}})
+	tl.changes()
+	tl.observe(call(agent.EventToolStarted, "c3", 2, false))
+	tl.observe(call(agent.EventToolFinished, "c3", 2, false))
+	if tasks, _, _ := tl.changes(); len(tasks) != 0 {
+		t.Fatalf("changes %v; want the failed call held for the turn's others", titles(tasks))
+	}
+	tl.observe(call(agent.EventToolStarted, "c1", 0, true))
+	tl.observe(call(agent.EventToolStarted, "c2", 1, true))
+	got := titles(func() []task { tasks, _, _ := tl.changes(); return tasks }())
+	want := []string{"task-3 in_progress", "task-4 in_progress", "task-2 error"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("changes %v; want %v: the model's order, the failed call last", got, want)
+	}
+
+	// Two calls asked for, one starts: past holdGrace it shows alone.
+	tl.observe(agent.Event{Kind: agent.EventTurnStarted, Session: "s", Path: top, Turn: 2})
+	tl.observe(agent.Event{Kind: agent.EventLLMCall, Session: "s", Path: top, LLM: &agent.LLMCallInfo{ToolCalls: 2}})
+	tl.changes()
+	tl.observe(call(agent.EventToolStarted, "c4", 0, true))
+	if tasks, _, _ := tl.changes(); len(tasks) != 0 {
+		t.Fatalf("changes %v; want the call held for the other", titles(tasks))
+	}
+	tl.mu.Lock()
+	tl.heldSince = tl.heldSince.Add(-holdGrace)
+	tl.mu.Unlock()
+	if tasks, _, _ := tl.changes(); len(tasks) != 1 || tasks[0].status != slackapi.TaskCardStatusInProgress {
+		t.Errorf("changes %v; want the started call shown once its grace is over", titles(tasks))
+	}
+}
