@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -234,7 +235,14 @@ func (c *Config) validateREST(w *walker, name string) {
 		w.errorf(key+".url", "must start with http:// or https://")
 	}
 	if t.Parameters != nil {
-		if _, err := compileSchema(t.Parameters, c.Path+"#"+key+".parameters"); err != nil {
+		// The schema's location is its file (relative $refs resolve
+		// beside it), never a fragment: the compiler reads one as an
+		// anchor it then cannot find.
+		loc := "mem:///" + key + ".json"
+		if c.Path != "" {
+			loc, _ = filepath.Abs(c.Path)
+		}
+		if _, err := compileSchema(t.Parameters, loc); err != nil {
 			w.errorf(key+".parameters", "is not a valid JSON Schema: %v", err)
 		}
 	}
