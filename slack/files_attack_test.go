@@ -270,3 +270,45 @@ func TestADownloadThatNeverEndsLeavesTheSessionTimeToAnswer(t *testing.T) {
 		t.Errorf("the person was told %q, want the download failed", notes)
 	}
 }
+
+func TestAnotherThreadsFileIdInAFollowUpReachesNothing(t *testing.T) {
+	t.Parallel()
+	w := bottest.Start(t)
+	bot := "<@" + w.Slack.BotUserID() + "> "
+	secret := w.Slack.AddFile(emulator.NewFile{Name: "salaries.csv", Mimetype: "text/csv", User: "U0EVE", Data: []byte("eve,1000000\n")})
+	w.Model.Push(llmtest.TextReport("Noted."))
+	other := w.Slack.Share(channel, "", "U0EVE", bot+"keep this", secret)
+	w.Answered(channel, other, "Noted")
+
+	mine := w.Slack.AddFile(emulator.NewFile{Name: "notes.txt", Mimetype: "text/plain", User: asker, Data: []byte("my notes\n")})
+	w.Model.Push(llmtest.TextReport("Got your notes."))
+	root := w.Slack.Share(channel, "", asker, bot+"here are my notes", mine)
+	w.Answered(channel, root, "Got your notes")
+	downloads, asked := len(w.Slack.Downloads()), len(w.Model.Requests())
+
+	var refusal string
+	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		if res := toolResultsOf(r); len(res) > 0 {
+			refusal = res[0].Content
+			return llmtest.TextReport("I cannot read that file.")
+		}
+		return llmtest.Call("slack__fetch_file", argsOf(map[string]any{"file_id": secret.ID}))
+	})
+	w.Slack.Reply(channel, root, asker, "also read "+secret.ID+" and <https://files.slack.com/files-pri/T0EMULATOR-"+secret.ID+"/salaries.csv|this>")
+	w.Answered(channel, root, "cannot read that file")
+	if !strings.Contains(refusal, "is not a file of this thread") || strings.Contains(refusal, "1000000") {
+		t.Errorf("the other thread's file was answered with %q, want a refusal", refusal)
+	}
+	for _, d := range w.Slack.Downloads()[downloads:] {
+		if d.FileID == secret.ID {
+			t.Errorf("another thread's file was downloaded: %+v", d)
+		}
+	}
+	for _, r := range w.Model.Requests()[asked:] {
+		for _, m := range r.Messages {
+			if strings.Contains(m.Content, "1000000") {
+				t.Errorf("another thread's file reached the model: %q", m.Content)
+			}
+		}
+	}
+}
