@@ -20,7 +20,7 @@ import (
 
 // blindFallbackNote is what the person is told when a model that cannot
 // see took over a question with pictures.
-const blindFallbackNote = "_Attached files:_\n• The model that answered in the end cannot see images: it was told only that you attached one."
+const blindFallbackNote = "_Attached files:_\n• A model that took over here cannot see images: it was told only that you attached one."
 
 // blindWatch follows a session's model calls for one that could not see
 // the question's pictures. Its zero value watches nothing.
