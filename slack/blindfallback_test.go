@@ -57,3 +57,39 @@ func TestAFallbackToAModelThatCannotSeeIsToldToThePersonOnce(t *testing.T) {
 		})
 	}
 }
+
+func TestAHandOffToAnAgentThatCannotSeeIsToldToThePersonOnce(t *testing.T) {
+	t.Parallel()
+	model := llmtest.NewServer(t)
+	sees, blind := true, false
+	pc := config.Provider{Type: "openai", BaseURL: model.URL() + "/v1/", APIKey: "sk-test-key",
+		Models: map[string]config.Model{"m1": {Vision: &sees}, "m2": {Vision: &blind}}}
+	p, err := openai.New("fake", pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bottest.Start(t, bottest.WithConfig(func(c *config.Config) {
+		c.LLM.Providers = map[string]config.Provider{"fake": pc}
+		router := c.Agents[bottest.AgentName]
+		billing := *router
+		billing.Name, billing.Description, billing.Models = "billing", "Answers questions on invoices.", []string{"fake/m2"}
+		router.Models, router.Router.Destinations = []string{"fake/m1"}, []string{"billing"}
+		c.Agents["billing"] = &billing
+	}), bottest.WithRunner(func(r *agent.Runner) { r.Providers["fake"] = p }))
+	model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+		if r.Model == "m1" {
+			return llmtest.Call(agent.HandoffTool, argsOf(map[string]any{"agent": "billing", "message": "an invoice"}))
+		}
+		return llmtest.TextReport("An invoice of 40 euros.")
+	})
+	f := w.Slack.AddFile(emulator.NewFile{Name: "invoice.png", Mimetype: "image/png", User: asker, Data: pictureOf(t, 20, 20)})
+	ts := w.Slack.Share(channel, "", asker, "<@"+w.Slack.BotUserID()+"> what is this?", f)
+	thread := w.Answered(channel, ts, "40 euros")
+	reqs := model.Requests()
+	if last := reqs[len(reqs)-1]; last.Model != "m2" || !strings.Contains(lastUser(last).Content, "[The user attached an image you cannot see: invoice.png]") {
+		t.Fatalf("the last call went to %q with %q, want billing's blind model with the note", last.Model, lastUser(last).Content)
+	}
+	if got := noteIn(thread, "cannot see images"); len(got) != 1 {
+		t.Errorf("the person was told %d times (%q), want once", len(got), got)
+	}
+}
