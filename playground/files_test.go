@@ -4,12 +4,17 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
+	"github.com/slackbot/slackbot/slack/bottest"
 )
 
 func TestAnotherPageCannotAttachOrReadFiles(t *testing.T) {
@@ -93,5 +98,44 @@ func TestAnAttachedFileIsShownInertWhateverItsNameAndContent(t *testing.T) {
 	}
 	if status, _ := do(t, "POST", w.page.URL+"/send", `{"channel":"C0GENERAL","text":"x","files":["F999"]}`, fromThePage(t, w)); status != http.StatusBadRequest {
 		t.Errorf("a message with a file never attached here: %d, want 400", status)
+	}
+}
+
+func TestTheBotsAnswerGoneAsAFileIsShownInTheThreadLikeAnyFile(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, bottest.WithConfig(func(c *config.Config) { c.Slack.MaxAnswerMessages = config.DefaultMaxAnswerMessages }))
+	var answer strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&answer, "¶%d %s\n\n", i, strings.Repeat("A paragraph of the answer that goes on for a while. ", 40))
+	}
+	w.Model.Push(llmtest.TextReport(answer.String()))
+	var sent struct{ Thread string }
+	if err := json.Unmarshal([]byte(post(t, w.page.URL+"/send", `{"channel":"C0GENERAL","text":"@slackbot summarise the deployment"}`, http.StatusOK)), &sent); err != nil || sent.Thread == "" {
+		t.Fatalf("send: %+v, %v", sent, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	drawn := ""
+	for ev := range stream(ctx, t, w.page.URL+"/events?c=C0GENERAL&thread="+sent.Thread) {
+		if ev.name == "fragment" && strings.Contains(ev.data["html"], `data-testid="file"`) && strings.Contains(ev.data["html"], "answer.md") {
+			drawn = ev.data["html"]
+			break
+		}
+	}
+	if drawn == "" {
+		t.Fatal("the stream ended without the bot's message and its answer.md")
+	}
+	link := regexp.MustCompile(`href="(/file\?id=F[A-Z0-9]+)&amp;token=`).FindStringSubmatch(drawn)
+	if link == nil {
+		t.Fatalf("answer.md is drawn without a link to its bytes: %s", drawn)
+	}
+	res, err := http.Get(w.page.URL + link[1] + "&token=" + tokenOf(t, w.page.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), "¶19 ") || res.Header.Get("Content-Disposition") != "attachment" {
+		t.Fatalf("answer.md from the page: %d %s, %d bytes; want the whole answer as a download", res.StatusCode, res.Header.Get("Content-Disposition"), len(body))
 	}
 }

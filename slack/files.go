@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
+	"unicode/utf16"
 
 	slackapi "github.com/slack-go/slack"
 	"go.uber.org/zap"
 
 	"github.com/slackbot/slackbot/attach"
+	"github.com/slackbot/slackbot/blockkit"
 	"github.com/slackbot/slackbot/config"
 )
 
@@ -93,11 +96,19 @@ func (r *run) attachments(ctx context.Context, log *zap.Logger) []attach.File {
 		described = append(described, f.File)
 	}
 	read, skipped := attach.Admit(described, fileMaxBytes(b.cfg), fileMaxCount(b.cfg))
+	// The downloads share half of what is left of the session's clock, so
+	// that a file host that dribbles or stalls leaves the session time to
+	// answer, and the note below time to be posted.
+	dctx, cancel := context.WithCancel(ctx)
+	if deadline, ok := ctx.Deadline(); ok {
+		dctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(deadline)/2))
+	}
+	defer cancel()
 	var got []attach.File
 	images := 0
 	for _, f := range read {
 		af := byID[f.ID]
-		data, why := r.download(ctx, af)
+		data, why := r.download(dctx, af)
 		if why != "" {
 			skipped = append(skipped, attach.Skipped{File: f, Reason: why})
 			continue
@@ -115,7 +126,11 @@ func (r *run) attachments(ctx context.Context, log *zap.Logger) []attach.File {
 	blind := images > 0 && !r.sees()
 	if len(skipped) > 0 || blind {
 		m := noteMessage(fileNote(skipped, blind))
-		if _, err := b.send(ctx, r.req.channel, r.req.threadTS, "", m); err != nil {
+		// The session's clock may be spent by now (by downloads that never
+		// ended): the note still goes, on a clock of its own.
+		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), noteTimeout)
+		defer cancel()
+		if _, err := b.send(nctx, r.req.channel, r.req.threadTS, "", m); err != nil {
 			log.Warn("the note on attached files could not be posted", zap.Error(slackError(err)))
 		}
 	}
@@ -162,13 +177,28 @@ func (r *run) sees() bool {
 // pictures they attached.
 const noVisionNote = "The model answering here cannot see images: it is told only that you attached one."
 
-// fileNote is the note on files not read, one line each, in mrkdwn. The
+// noteTimeout bounds the posting of the note on attached files.
+const noteTimeout = 10 * time.Second
+
+// noteRoom is what the lines naming skipped files may take of the note's
+// context block (blockkit.ContextTextMax UTF-16 units), leaving room for
+// the heading, the line on pictures and the count of the rest.
+const noteRoom = blockkit.ContextTextMax - 400
+
+// fileNote is the note on files not read, one line each, in mrkdwn; past
+// what one context block holds, the rest are counted, not named. The
 // reasons name the files, which are untrusted: each name is shown as code,
 // so that nothing in it pings, links or formats.
 func fileNote(skipped []attach.Skipped, blind bool) string {
 	var lines []string
-	for _, s := range skipped {
-		lines = append(lines, "• "+codeNames(s.Reason, s.File.Name))
+	used := 0
+	for i, s := range skipped {
+		line := "• " + codeNames(s.Reason, s.File.Name)
+		if used += len(utf16.Encode([]rune(line))) + 1; used > noteRoom {
+			lines = append(lines, fmt.Sprintf("• %d more files were not read.", len(skipped)-i))
+			break
+		}
+		lines = append(lines, line)
 	}
 	if blind {
 		lines = append(lines, "• "+noVisionNote)

@@ -159,7 +159,8 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 		log.Info("thread history trimmed to the model's window", zap.Int("dropped", dropped))
 	}
 	r.display.start()
-	obs := agent.Tee(r.display.observe, b.metrics.Observer(), b.tracer.Observer())
+	blind := r.watchBlind(files)
+	obs := agent.Tee(r.display.observe, b.metrics.Observer(), b.tracer.Observer(), blind.observe())
 	if b.watch != nil {
 		where := Thread{Channel: r.req.channel, TS: r.req.threadTS}
 		obs = agent.Tee(obs, func(e agent.Event) { b.watch(where, e) })
@@ -171,5 +172,6 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	// No update may land after the answer: the updater is
 	// stopped, and waited for, first.
 	r.display.stop()
+	blind.tell(ctx, log)
 	r.answer(ctx, log, res, started)
 }

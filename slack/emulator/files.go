@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// Files people attach: the emulator keeps them in a store of its own, shows
+// Files people attach, and the files the bot uploads once they are shared:
+// the emulator keeps them in one store, shows
 // them in a message's files[] (a message event of subtype file_share, and
 // an app_mention carrying them), describes them with files.info and serves
 // their bytes at url_private_download — only to a request carrying the bot
@@ -76,19 +77,31 @@ func (s *Server) AddFile(f NewFile) File {
 	if f.Filetype == "" {
 		f.Filetype = strings.TrimPrefix(strings.ToLower(path.Ext(f.Name)), ".")
 	}
-	id := s.nextID("F")
-	base := s.url + "/files-pri/" + s.opts.TeamID + "-" + id + "/"
-	name := url.PathEscape(f.Name)
-	file := File{ID: id, Name: f.Name, Title: f.Name, Mimetype: f.Mimetype, Filetype: f.Filetype, User: f.User,
-		Size: len(f.Data), Created: time.Now().Unix(), URLPrivate: base + name, URLPrivateDownload: base + "download/" + name}
-	if f.URLPrivateDownload != "" {
-		file.URLPrivateDownload = f.URLPrivateDownload
+	file := s.storeFile(s.nextID("F"), f.Name, f.Name, f.Mimetype, f.Filetype, f.User, f.Data)
+	if f.URLPrivateDownload != "" || f.RedirectTo != "" {
+		sf := s.files[file.ID]
+		if f.URLPrivateDownload != "" {
+			sf.URLPrivateDownload = f.URLPrivateDownload
+		}
+		sf.redirectTo = f.RedirectTo
+		file = sf.File
 	}
+	s.notify()
+	return file
+}
+
+// storeFile keeps a file under id, served from the emulator's file host,
+// and returns its description; s.mu held. Files people attach and files
+// the bot uploads are kept alike.
+func (s *Server) storeFile(id, name, title, mimetype, filetype, user string, data []byte) File {
+	base := s.url + "/files-pri/" + s.opts.TeamID + "-" + id + "/"
+	escaped := url.PathEscape(name)
+	file := File{ID: id, Name: name, Title: title, Mimetype: mimetype, Filetype: filetype, User: user,
+		Size: len(data), Created: time.Now().Unix(), URLPrivate: base + escaped, URLPrivateDownload: base + "download/" + escaped}
 	if s.files == nil {
 		s.files = map[string]*storedFile{}
 	}
-	s.files[id] = &storedFile{File: file, data: f.Data, redirectTo: f.RedirectTo}
-	s.notify()
+	s.files[id] = &storedFile{File: file, data: data}
 	return file
 }
 

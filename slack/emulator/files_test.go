@@ -90,3 +90,18 @@ func TestADownloadCanBeRedirected(t *testing.T) {
 		t.Fatalf("got %s to %q, want a redirect to the other host", resp.Status, resp.Header.Get("Location"))
 	}
 }
+
+func TestAFileNamedToClimbDirectoriesStaysUnderItsOwnAddress(t *testing.T) {
+	t.Parallel()
+	srv, api := start(t, Options{})
+	data := []byte("root:x:0:0\n")
+	f := srv.AddFile(NewFile{Name: "../../etc/passwd", Mimetype: "text/plain", User: "U1", Data: data})
+	prefix := srv.URL() + "/files-pri/T0EMULATOR-" + f.ID + "/download/"
+	if !strings.HasPrefix(f.URLPrivateDownload, prefix) || strings.Contains(strings.TrimPrefix(f.URLPrivateDownload, prefix), "/") {
+		t.Fatalf("url_private_download = %q, want the name escaped under %s", f.URLPrivateDownload, prefix)
+	}
+	var got bytes.Buffer
+	if err := api.GetFile(f.URLPrivateDownload, &got); err != nil || !bytes.Equal(got.Bytes(), data) {
+		t.Fatalf("download: %q, %v", got.Bytes(), err)
+	}
+}

@@ -140,8 +140,6 @@ func (s *Server) messageJSON(m *Message) map[string]any {
 	}
 	if len(m.Files) > 0 {
 		out["files"] = filesJSON(m.Files)
-	} else if files := s.uploadedFilesJSON(m); files != nil {
-		out["files"] = files
 	}
 	if len(m.History) > 0 {
 		out["edited"] = map[string]any{"user": m.User, "ts": strconv.FormatInt(m.History[len(m.History)-1].At.Unix(), 10) + ".000000"}

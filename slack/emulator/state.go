@@ -36,7 +36,7 @@ type Message struct {
 	BotID    string // set on the bot's posts, as on Slack
 	Text     string
 	Blocks   json.RawMessage // as posted; nil without blocks
-	Files    []File          // shared with the message (Share)
+	Files    []File          // shared with the message (Share, or the bot's uploads)
 	Deleted  bool
 	// History holds the earlier versions replaced by chat.update, oldest first.
 	History []Version

@@ -19,7 +19,9 @@ import (
 // sends), and must be exactly that long; files.completeUploadExternal
 // shares the uploaded files in a channel, or a thread of it, as one
 // message of the bot's carrying them in files[], delivered as a message
-// event of subtype file_share as Slack delivers it. Both methods need the
+// event of subtype file_share as Slack delivers it. A shared file joins the
+// store of attached files: files.info describes it and url_private_download
+// serves it to the bot token, like any other. Both methods need the
 // files:write scope.
 
 // MaxUploadBytes is the largest file Slack takes (1 GB).
@@ -194,6 +196,8 @@ func (s *Server) shareUploads(c *channel, threadTS, comment string, ups []*uploa
 	c.messages = append(c.messages, m)
 	for _, u := range ups {
 		u.Channel, u.ThreadTS, u.TS, u.Comment = c.id, threadTS, m.TS, comment
+		m.Files = append(m.Files, s.storeFile(u.ID, u.Name, u.Title, mimetypeOf(u.Name),
+			strings.TrimPrefix(extOf(u.Name), "."), s.opts.BotUserID, u.Data))
 	}
 	if c.member {
 		ev := s.messageJSON(m)
@@ -203,23 +207,6 @@ func (s *Server) shareUploads(c *channel, threadTS, comment string, ups []*uploa
 		ev["channel_type"] = c.kind()
 		s.deliverEvent(ev)
 	}
-}
-
-// uploadedFilesJSON is files[] of a message that shared uploads, nil for
-// any other; s.mu held.
-func (s *Server) uploadedFilesJSON(m *Message) []map[string]any {
-	var out []map[string]any
-	for _, u := range s.uploads {
-		if u.completed && u.Channel == m.Channel && u.TS == m.TS {
-			out = append(out, map[string]any{
-				"id": u.ID, "name": u.Name, "title": u.Title, "size": len(u.Data), "user": s.opts.BotUserID,
-				"mimetype": mimetypeOf(u.Name), "filetype": strings.TrimPrefix(extOf(u.Name), "."),
-				"mode": "hosted", "is_external": false, "created": u.At.Unix(),
-			})
-		}
-	}
-	slices.SortFunc(out, func(a, b map[string]any) int { return strings.Compare(a["id"].(string), b["id"].(string)) })
-	return out
 }
 
 // mimetypeOf is the type Slack gives an uploaded file by its name.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -148,5 +150,59 @@ func TestASharedUploadIsDeliveredAsAFileShareEvent(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("no file_share message event carrying t.csv was queued")
+	}
+}
+
+func TestASharedUploadIsAFileLikeAnAttachedOne(t *testing.T) {
+	t.Parallel()
+	srv, api := start(t, Options{})
+	ctx := context.Background()
+	root := srv.Mention("C1", "U1", "<@U0BOT> report please")
+	attached := srv.AddFile(NewFile{Name: "notes.md", Mimetype: "text/markdown", User: "U1", Data: []byte("# notes\n")})
+	srv.Share("C1", root, "U1", "and my notes", attached)
+	data := "# Report\n\nthe whole of it\n"
+	f, err := api.UploadFileContext(ctx, slack.UploadFileParameters{
+		Filename: "answer.md", Title: "Answer", Content: data, FileSize: len(data), Channel: "C1", ThreadTimestamp: root,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	info, _, _, err := api.GetFileInfo(f.ID, 0, 0)
+	if err != nil {
+		t.Fatalf("files.info of the upload: %v", err)
+	}
+	if info.Name != "answer.md" || info.Title != "Answer" || info.User != srv.BotUserID() || info.Size != len(data) ||
+		info.Mimetype != "text/markdown" || !strings.HasPrefix(info.URLPrivateDownload, srv.URL()+"/files-pri/") {
+		t.Fatalf("files.info = %+v, want answer.md by the bot on the emulator's file host", info)
+	}
+	var got bytes.Buffer
+	if err := api.GetFile(info.URLPrivateDownload, &got); err != nil || got.String() != data {
+		t.Fatalf("download with the bot token: %q, %v; want the uploaded bytes", got.String(), err)
+	}
+	resp, err := http.Get(info.URLPrivateDownload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.Contains(string(body), "the whole of it") {
+		t.Fatalf("a download without the token got the upload's bytes: %q", body)
+	}
+
+	msgs, _, _, err := api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{ChannelID: "C1", Timestamp: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shapes []map[string]bool
+	for _, m := range msgs {
+		for _, file := range m.Files {
+			shapes = append(shapes, map[string]bool{"id": file.ID != "", "name": file.Name != "", "mimetype": file.Mimetype != "",
+				"filetype": file.Filetype != "", "pretty_type": file.PrettyType != "", "user": file.User != "", "size": file.Size > 0,
+				"url_private": file.URLPrivate != "", "url_private_download": file.URLPrivateDownload != "", "hosted": file.Mode == "hosted"})
+		}
+	}
+	if len(shapes) != 2 || !maps.Equal(shapes[0], shapes[1]) || slices.Contains(slices.Collect(maps.Values(shapes[1])), false) {
+		t.Fatalf("files[] of the attached file and of the upload = %v, want both complete and alike", shapes)
 	}
 }
