@@ -16,7 +16,9 @@ import (
 // everyField is a modal with a section and one input of each kind the
 // page draws, each showing an initial value.
 func everyField() slackapi.ModalViewRequest {
-	opt := func(v, text string) *slackapi.OptionBlockObject { return slackapi.NewOptionBlockObject(v, plain(text), nil) }
+	opt := func(v, text string) *slackapi.OptionBlockObject {
+		return slackapi.NewOptionBlockObject(v, plain(text), nil)
+	}
 	name := slackapi.NewPlainTextInputBlockElement(plain("Your name"), "name")
 	name.InitialValue = "Ada"
 	notes := slackapi.NewPlainTextInputBlockElement(nil, "notes")
