@@ -205,3 +205,26 @@ func TestCancelClosesTheFormAndTellsTheBot(t *testing.T) {
 	})
 	post(t, w.page.URL+"/modal/close", `{"view_id":"`+id+`"}`, http.StatusNotFound)
 }
+
+func TestTheModalsEndpointsAnswerOnlyThePage(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id := openModal(t, w, playground.User, everyField())
+	before := len(w.Slack.Envelopes())
+	for _, path := range []string{"/modal/submit", "/modal/close"} {
+		for _, a := range postAttacks {
+			h := fromThePage(t, w)
+			a.change(h)
+			body := `{"view_id":"` + id + `","values":{"name":["Mallory"]}}`
+			if status, answer := do(t, "POST", w.page.URL+path, body, h); status != a.status {
+				t.Errorf("%s, %s: %d %q, want %d", path, a.name, status, answer, a.status)
+			}
+		}
+	}
+	if n := len(w.Slack.Envelopes()); n != before {
+		t.Fatalf("a refused request reached the bot (%d envelopes, %d before)", n, before)
+	}
+	if views := w.Slack.Views(); len(views) != 1 || views[0].ID != id {
+		t.Fatalf("open views %+v; want the modal untouched", views)
+	}
+}
