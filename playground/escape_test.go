@@ -97,3 +97,48 @@ func TestAStreamsTasksPlanAndMarkdownAreShownAsText(t *testing.T) {
 	}
 	t.Fatalf("the stream never showed its plan, task and markdown as text; last drawn:\n%s", last)
 }
+
+// TestAModalsTitleLabelsOptionsAndValuesAreShownAsText opens a modal whose
+// every text is markup — the title, a section, a label, a hint, a
+// placeholder, an initial value that closes its attribute, an option — and
+// submits it with a value the bot would quote back in an error: the
+// dialog shows each as text, and no element or handler comes of them.
+func TestAModalsTitleLabelsOptionsAndValuesAreShownAsText(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	const (
+		title   = `<img src=x onerror=1>` // a title holds 24 characters at most
+		section = `<script>alert(2)</script>`
+		label   = `<img src=x onerror=alert(3)>`
+		hint    = `</label><script>alert(4)</script>`
+		holder  = `"><img src=x onerror=alert(5)>`
+		initial = `" autofocus onfocus="alert(6)`
+		option  = `<b onmouseover=alert(7)>pick</b>`
+	)
+	in := slackapi.NewPlainTextInputBlockElement(plain(holder), "name")
+	in.InitialValue = initial
+	sel := slackapi.NewOptionsSelectBlockElement(slackapi.OptTypeStatic, plain("Choose"), "pick",
+		slackapi.NewOptionBlockObject(`"><script>alert(8)</script>`, plain(option), nil))
+	id := openModal(t, w, playground.User, slackapi.ModalViewRequest{
+		Type: slackapi.VTModal, Title: plain(title), Submit: plain(`<i>go</i>`), CallbackID: "pg_test",
+		Blocks: slackapi.Blocks{BlockSet: []slackapi.Block{
+			slackapi.NewSectionBlock(plain(section), nil, nil),
+			slackapi.NewInputBlock("name", plain(label), plain(hint), in),
+			slackapi.NewInputBlock("pick", plain("Pick"), nil, sel),
+		}},
+	})
+	drawn := modalEvents(t, w, "the modal", func(h string) bool { return strings.Contains(h, id) })
+	// An element the texts made, or an attribute they added to a tag.
+	markup := regexp.MustCompile(`(?i)<(img|script|b|i)\b|<[a-z](?:[^<>"']|"[^"]*"|'[^']*')*\s(on\w+\s*=|autofocus\b)`)
+	if m := markup.FindString(drawn); m != "" {
+		t.Fatalf("the modal draws %q as markup:\n%s", m, drawn)
+	}
+	for _, text := range []string{title, section, label, hint, option, `<i>go</i>`} {
+		if !strings.Contains(drawn, html.EscapeString(text)) {
+			t.Errorf("the modal does not show %s as text:\n%s", text, drawn)
+		}
+	}
+	if !strings.Contains(drawn, `value="&#34; autofocus onfocus=&#34;alert(6)"`) || !strings.Contains(drawn, `placeholder="&#34;&gt;&lt;img src=x onerror=alert(5)&gt;"`) {
+		t.Errorf("the initial value and placeholder leave their attributes:\n%s", drawn)
+	}
+}

@@ -15,14 +15,14 @@ import (
 
 // view is everything the page shows for one channel and its open thread,
 // drawn: HTML by key ("list:TS", "thread:TS", "status", "agent", "session",
-// and in the DM "prompts").
+// in the DM "prompts", and the "modal" open for the person, "" when none).
 type view map[string]string
 
 // events streams the page's changes as server-sent events: after a
 // "reset", a "fragment" for every message drawn differently from the last
 // time, a "remove" for every message gone, and the open thread's "status",
-// its agent session ("agent") and "session" panel, and in the DM the
-// bot's suggested "prompts". The stream follows c (a channel) and thread (the
+// its agent session ("agent") and "session" panel, in the DM the bot's
+// suggested "prompts", and the "modal" the bot opened for the person. The stream follows c (a channel) and thread (the
 // root of the thread pane, if open).
 func (p *Playground) events(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
@@ -55,7 +55,9 @@ func (p *Playground) events(w http.ResponseWriter, r *http.Request) {
 		slackChanged, sessionChanged := p.srv.Changed(), p.sessions.Changed()
 		now := p.draw(channel, thread)
 		for _, k := range order(now) {
-			if sent[k] == now[k] {
+			// A key drawn empty is sent too the first time: the page
+			// keeps a modal across a reset until told it is gone.
+			if old, ok := sent[k]; ok && old == now[k] {
 				continue
 			}
 			if err := p.sendKey(send, k, now[k]); err != nil {
@@ -88,7 +90,7 @@ func (p *Playground) events(w http.ResponseWriter, r *http.Request) {
 // sendKey sends one drawn piece of the view as its event.
 func (p *Playground) sendKey(send func(string, any) error, key, html string) error {
 	switch key {
-	case "status", "session", "agent", "prompts":
+	case "status", "session", "agent", "prompts", "modal":
 		return send(key, map[string]string{"html": html})
 	}
 	pane, ts := split(key)
@@ -138,6 +140,7 @@ func (p *Playground) draw(channel, thread string) view {
 	if channel == p.dm {
 		v["prompts"] = p.suggestedPrompts()
 	}
+	v["modal"] = p.modal()
 	if thread != "" {
 		v["status"] = p.status(channel, thread)
 		v["agent"] = p.agentSession(channel, thread)

@@ -34,8 +34,8 @@ const (
 //   - a JSON body on every POST: a form or text/plain body is what a
 //     browser sends across sites without asking;
 //   - the page's token on what drives or reads the bot (/send, /click,
-//     /stop, /view, /prompt, /events): in a header, or in the query for
-//     the event stream.
+//     /stop, /view, /prompt, /modal/…, /events): in a header, or in the
+//     query for the event stream.
 //
 // A refusal is a 403 (415 for the body's type) with a short plain reason
 // that repeats nothing of the request.
@@ -67,7 +67,7 @@ func (p *Playground) guard(next http.Handler) http.Handler {
 			}
 		}
 		switch r.URL.Path {
-		case "/send", "/click", "/stop", "/view", "/prompt", "/events", "/attach", "/file":
+		case "/send", "/click", "/stop", "/view", "/prompt", "/events", "/attach", "/file", "/modal/submit", "/modal/close":
 			got := r.Header.Get(tokenHeader)
 			if r.URL.Path == "/events" || r.URL.Path == "/file" {
 				got = r.URL.Query().Get(tokenParam)

@@ -107,6 +107,8 @@ func (p *Playground) Handler() http.Handler {
 	mux.HandleFunc("GET /file", p.file)
 	mux.HandleFunc("POST /view", p.look)
 	mux.HandleFunc("POST /prompt", p.prompt)
+	mux.HandleFunc("POST /modal/submit", p.submitView)
+	mux.HandleFunc("POST /modal/close", p.closeView)
 	return p.guard(mux)
 }
 

@@ -65,6 +65,7 @@
     stream.addEventListener("agent", (e) => { agent.innerHTML = JSON.parse(e.data).html; });
     stream.addEventListener("session", (e) => { panel.innerHTML = JSON.parse(e.data).html; });
     stream.addEventListener("prompts", (e) => { prompts.innerHTML = JSON.parse(e.data).html; });
+    stream.addEventListener("modal", (e) => window.pgModal.show(JSON.parse(e.data).html, post));
   }
 
   function openThread(ts) {
