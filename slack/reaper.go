@@ -286,6 +286,19 @@ func (l *liveRecord) put(ctx context.Context, b *Bot, session, channel, ts strin
 	l.mu.Unlock()
 }
 
+// update rewrites the record of a message recorded and not yet dropped
+// with the tasks it shows running; a failure keeps the record as it was.
+func (l *liveRecord) update(ctx context.Context, b *Bot, session, channel, ts string, tasks []state.OpenTask) {
+	l.mu.Lock()
+	defer l.mu.Unlock() // a drop waits: no update lands after it
+	if !l.recorded {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), progressCallTimeout)
+	defer cancel()
+	_ = b.records.putProgress(rctx, state.Progress{Session: session, Channel: channel, TS: ts, Owner: b.owner, Tasks: tasks})
+}
+
 // drop forgets session's record, once, if it was written.
 func (l *liveRecord) drop(ctx context.Context, b *Bot, session string) {
 	l.mu.Lock()

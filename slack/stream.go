@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -47,11 +48,13 @@ type stream struct {
 	open     bool       // Slack still takes appends and the stop
 	session  bool       // an agent session follows the stream
 	rec      liveRecord // the open stream's record in the state store
-	last     chan struct{}
-	stopped  bool
-	quit     chan struct{}
-	finished chan struct{}
-	cancel   context.CancelFunc
+	// recordedTasks are the running tasks its record names, as written.
+	recordedTasks string
+	last          chan struct{}
+	stopped       bool
+	quit          chan struct{}
+	finished      chan struct{}
+	cancel        context.CancelFunc
 }
 
 func newStream(b *Bot, req request, id string) *stream {
@@ -124,6 +127,7 @@ func (s *stream) beginWith(ctx context.Context, headline string) {
 	s.ts, s.open = ts, true
 	s.mu.Unlock()
 	s.rec.put(ctx, s.b, streamRecordKey(s.req.channel, s.req.threadTS, s.id), s.req.channel, ts)
+	s.recordTasks(ctx, ts) // those the start showed
 	s.sessionStatus("processing", escape(clipLine(s.req.text, 60)))
 }
 
@@ -238,6 +242,7 @@ func (s *stream) flush(ctx context.Context) {
 		if planNew {
 			s.rename(plan)
 		}
+		s.recordTasks(ctx, ts)
 	case errorCode(err) == "message_not_in_streaming_state":
 		s.mu.Lock()
 		s.open = false
@@ -247,6 +252,27 @@ func (s *stream) flush(ctx context.Context) {
 		s.b.log.Debug("stream append skipped", zap.Error(slackError(err)))
 	}
 }
+
+// recordTasks keeps the stream's record naming the tasks it shows running,
+// when they changed since it was last written: whoever ends the stream of
+// a replica that died ends them too.
+func (s *stream) recordTasks(ctx context.Context, ts string) {
+	open := s.tl.running(maxRecordedTasks)
+	sig := ""
+	if len(open) > 0 {
+		sig = fmt.Sprint(open)
+	}
+	s.mu.Lock()
+	same := sig == s.recordedTasks
+	s.recordedTasks = sig
+	s.mu.Unlock()
+	if !same {
+		s.rec.update(ctx, s.b, streamRecordKey(s.req.channel, s.req.threadTS, s.id), s.req.channel, ts, open)
+	}
+}
+
+// maxRecordedTasks bounds the running tasks a stream's record names.
+const maxRecordedTasks = 20
 
 func (s *stream) stop() {
 	if p := s.shown(); p != nil {

@@ -429,9 +429,10 @@ func TestALiveStreamIsRecordedWhileItRunsAndForgottenWithItsAnswer(t *testing.T)
 	})
 	ts := w.Slack.Mention(channel, asker, "recorded")
 	s := streamOf(w, channel, ts, "the stream to start", func(emulator.Stream) bool { return true })
-	w.Eventually("the stream's record", func() bool {
+	w.Eventually("the stream's record, naming the task running", func() bool {
 		list, err := store.Progresses(context.Background())
-		return err == nil && len(list) == 1 && list[0].TS == s.TS && strings.HasPrefix(list[0].Session, "stream|")
+		return err == nil && len(list) == 1 && list[0].TS == s.TS && strings.HasPrefix(list[0].Session, "stream|") &&
+			len(list[0].Tasks) == 1 && list[0].Tasks[0].Title == "Thinking"
 	})
 	g.open()
 	streamOf(w, channel, ts, "the stream to end", ended)

@@ -48,12 +48,16 @@ func TestTheNextSessionInAThreadEndsTheOpenStreamOfAReplicaThatDied(t *testing.T
 	root := w.Slack.Mention(channel, asker, "first")
 	streamOf(w, channel, root, "the first answer's stream to end", ended)
 	api := slackapi.New(w.Slack.BotToken(), slackapi.OptionAPIURL(w.Slack.APIURL()))
+	running := slackapi.NewTaskUpdateChunk("dead-call", "Searching code")
+	running.Status = slackapi.TaskCardStatusInProgress
 	_, dead, err := api.StartStream(channel, slackapi.MsgOptionTS(root), slackapi.MsgOptionRecipientUserID(asker),
-		slackapi.MsgOptionRecipientTeamID("T0EMULATOR"))
+		slackapi.MsgOptionRecipientTeamID("T0EMULATOR"), slackapi.MsgOptionChunks(running))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := state.Progress{Session: "stream|thread:" + channel + "/" + root + "|dead-session", Channel: channel, TS: dead, Owner: "slackbot-dead"}
+	// The record names the task the dead replica last showed running.
+	rec := state.Progress{Session: "stream|thread:" + channel + "/" + root + "|dead-session", Channel: channel, TS: dead, Owner: "slackbot-dead",
+		Tasks: []state.OpenTask{{ID: "dead-call", Title: "Searching code"}}}
 	if err := store.PutProgress(context.Background(), rec); err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +71,9 @@ func TestTheNextSessionInAThreadEndsTheOpenStreamOfAReplicaThatDied(t *testing.T
 	}
 	if s.Open || !strings.Contains(string(s.Blocks), "the bot stopped") {
 		t.Errorf("the dead replica's stream %+v; want it ended with the abandoned note", s)
+	}
+	if len(s.Tasks) != 1 || s.Tasks[0].Status != "error" || s.Tasks[0].Output != "Not finished" {
+		t.Errorf("the dead replica's tasks %+v; want its running task ended as not finished", s.Tasks)
 	}
 	noStreamOpen(t, w, channel)
 	noProgressRecords(w, store)

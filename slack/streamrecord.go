@@ -62,8 +62,17 @@ func (b *Bot) settleOrphanStream(ctx context.Context, p state.Progress) {
 	sctx, cancel := context.WithTimeout(ratelimit.WithPriority(ctx, ratelimit.Settle), concludeEdit)
 	defer cancel()
 	m := b.voiced(sctx, abandonedMessage())
+	opts := []slackapi.MsgOption{slackapi.MsgOptionBlocks(m.Blocks...)}
+	if len(p.Tasks) > 0 {
+		// The tasks the stream last showed running end as unfinished.
+		chunks := make([]slackapi.StreamChunk, 0, len(p.Tasks))
+		for _, t := range p.Tasks {
+			chunks = append(chunks, task{id: t.ID, title: t.Title, status: slackapi.TaskCardStatusError, output: unfinished}.chunk())
+		}
+		opts = append(opts, slackapi.MsgOptionChunks(chunks...))
+	}
 	err := withRetry(sctx, func() error {
-		_, _, err := b.api.StopStreamContext(sctx, p.Channel, p.TS, slackapi.MsgOptionBlocks(m.Blocks...))
+		_, _, err := b.api.StopStreamContext(sctx, p.Channel, p.TS, opts...)
 		return err
 	})
 	if err != nil && !isSlackErr(err, "message_not_in_streaming_state", "message_not_found", "channel_not_found", "is_archived") {

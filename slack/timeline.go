@@ -14,6 +14,7 @@ import (
 
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/redact"
+	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/tools"
 )
 
@@ -338,6 +339,19 @@ func (tl *timeline) settleLocked(ok bool, why string) {
 	}
 	clear(tl.turn)
 	tl.waits = 0
+}
+
+// running is the first n tasks not finished, for the stream's record.
+func (tl *timeline) running(n int) []state.OpenTask {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	var out []state.OpenTask
+	for _, t := range tl.tasks {
+		if !done(t.status) && len(out) < n {
+			out = append(out, state.OpenTask{ID: t.id, Title: t.title})
+		}
+	}
+	return out
 }
 
 // all is every task as it is now.

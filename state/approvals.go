@@ -34,19 +34,19 @@ func decodeApprovals(s string) []Approval {
 	return list
 }
 
-// addApprovalsColumn gives a sessions table made by an older release its
-// approvals column.
-func addApprovalsColumn(db interface {
+// addColumn gives a table made by an older release a column it lacks,
+// declared as decl.
+func addColumn(db interface {
 	QueryRow(query string, args ...any) *sql.Row
 	Exec(query string, args ...any) (sql.Result, error)
-}) error {
+}, table, column, decl string) error {
 	var n int
-	if err := db.QueryRow(`SELECT COUNT(*) FROM pragma_table_info('sessions') WHERE name = 'approvals'`).Scan(&n); err != nil {
+	if err := db.QueryRow(`SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?`, table, column).Scan(&n); err != nil {
 		return err
 	}
 	if n > 0 {
 		return nil
 	}
-	_, err := db.Exec(`ALTER TABLE sessions ADD COLUMN approvals TEXT NOT NULL DEFAULT ''`)
+	_, err := db.Exec(`ALTER TABLE ` + table + ` ADD COLUMN ` + column + ` ` + decl)
 	return err
 }

@@ -17,6 +17,15 @@ type Progress struct {
 	Channel string `json:"channel"`
 	TS      string `json:"ts"`
 	Owner   string `json:"owner"` // the replica running the session
+	// Tasks are the tasks a streamed message shows still running, so that
+	// whoever settles the stream of a replica that died can end them too.
+	Tasks []OpenTask `json:"tasks,omitempty"`
+}
+
+// OpenTask is a task of a streamed message not finished yet.
+type OpenTask struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
 }
 
 // check reports what keeps p from being recorded.
@@ -42,6 +51,7 @@ func (m *Memory) PutProgress(_ context.Context, p Progress) error {
 	if m.progress == nil {
 		m.progress = map[string]Progress{}
 	}
+	p.Tasks = slices.Clone(p.Tasks)
 	m.progress[p.Session] = p
 	return nil
 }
@@ -59,6 +69,7 @@ func (m *Memory) Progresses(context.Context) ([]Progress, error) {
 	m.mu.Lock()
 	out := make([]Progress, 0, len(m.progress))
 	for _, p := range m.progress {
+		p.Tasks = slices.Clone(p.Tasks)
 		out = append(out, p)
 	}
 	m.mu.Unlock()

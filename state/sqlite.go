@@ -121,9 +121,12 @@ func NewSQLite(path string) (*SQLite, error) {
 		w.Close()
 		return nil, fmt.Errorf("state: sqlite %s: creating the schema: %w", path, err)
 	}
-	if err := addApprovalsColumn(w); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("state: sqlite %s: adding the approvals column: %w", path, err)
+	// Files of earlier releases gain the columns added since.
+	for _, c := range []struct{ table, column string }{{"sessions", "approvals"}, {"progress", "tasks"}} {
+		if err := addColumn(w, c.table, c.column, `TEXT NOT NULL DEFAULT ''`); err != nil {
+			w.Close()
+			return nil, fmt.Errorf("state: sqlite %s: adding the %s column: %w", path, c.column, err)
+		}
 	}
 	r, err := sql.Open("sqlite", path+params+"&_query_only=1")
 	if err != nil {

@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 )
 
@@ -12,7 +13,8 @@ CREATE TABLE IF NOT EXISTS progress (
 	session TEXT PRIMARY KEY,
 	channel TEXT NOT NULL,
 	ts      TEXT NOT NULL,
-	owner   TEXT NOT NULL
+	owner   TEXT NOT NULL,
+	tasks   TEXT NOT NULL DEFAULT ''
 ) WITHOUT ROWID;
 `
 
@@ -21,8 +23,13 @@ func (s *SQLite) PutProgress(ctx context.Context, p Progress) error {
 	if err := p.check(); err != nil {
 		return err
 	}
-	_, err := s.exec(ctx, `INSERT OR REPLACE INTO progress (session, channel, ts, owner) VALUES (?, ?, ?, ?)`,
-		p.Session, p.Channel, p.TS, p.Owner)
+	tasks := ""
+	if len(p.Tasks) > 0 {
+		b, _ := json.Marshal(p.Tasks) // strings always encode
+		tasks = string(b)
+	}
+	_, err := s.exec(ctx, `INSERT OR REPLACE INTO progress (session, channel, ts, owner, tasks) VALUES (?, ?, ?, ?, ?)`,
+		p.Session, p.Channel, p.TS, p.Owner, tasks)
 	return err
 }
 
@@ -34,7 +41,7 @@ func (s *SQLite) DropProgress(ctx context.Context, session string) error {
 
 // Progresses implements Store.
 func (s *SQLite) Progresses(ctx context.Context) ([]Progress, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT session, channel, ts, owner FROM progress ORDER BY session`)
+	rows, err := s.r.QueryContext(ctx, `SELECT session, channel, ts, owner, tasks FROM progress ORDER BY session`)
 	if err != nil {
 		return nil, fmt.Errorf("state: sqlite: %w", err)
 	}
@@ -42,8 +49,12 @@ func (s *SQLite) Progresses(ctx context.Context) ([]Progress, error) {
 	out := []Progress{}
 	for rows.Next() {
 		var p Progress
-		if err := rows.Scan(&p.Session, &p.Channel, &p.TS, &p.Owner); err != nil {
+		var tasks string
+		if err := rows.Scan(&p.Session, &p.Channel, &p.TS, &p.Owner, &tasks); err != nil {
 			return nil, fmt.Errorf("state: sqlite: %w", err)
+		}
+		if tasks != "" && json.Unmarshal([]byte(tasks), &p.Tasks) != nil {
+			p.Tasks = nil // written by a later release: the stream is still ended
 		}
 		out = append(out, p)
 	}

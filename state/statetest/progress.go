@@ -28,7 +28,10 @@ var progressTests = []test{
 		if got := progressed(t)(s.Progresses(ctx)); !reflect.DeepEqual(got, []state.Progress{b, a}) {
 			t.Fatalf("Progresses = %v, want %v", got, []state.Progress{b, a})
 		}
+		// A stream's record is replaced with the tasks it still shows
+		// running, and read back with them.
 		a.TS, a.Owner = "5.6", "replica-c"
+		a.Tasks = []state.OpenTask{{ID: "t2", Title: "Searching code"}, {ID: "t3", Title: "researcher › Reading a large result"}}
 		if err := s.PutProgress(ctx, a); err != nil {
 			t.Fatal(err)
 		}
