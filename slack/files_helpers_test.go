@@ -65,30 +65,6 @@ func pictureOf(t testing.TB, w, h int) []byte {
 	return b.Bytes()
 }
 
-// pdfOf writes a one-page PDF showing text in Helvetica.
-func pdfOf(text string) []byte {
-	var b bytes.Buffer
-	var offsets []int
-	obj := func(body string) {
-		offsets = append(offsets, b.Len())
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offsets), body)
-	}
-	b.WriteString("%PDF-1.4\n")
-	obj("<< /Type /Catalog /Pages 2 0 R >>")
-	obj("<< /Type /Pages /Kids [4 0 R] /Count 1 >>")
-	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
-	obj("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 5 0 R /Resources << /Font << /F1 3 0 R >> >> >>")
-	content := "BT /F1 12 Tf 72 700 Td (" + text + ") Tj ET"
-	obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content))
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
-	for _, o := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", o)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, xref)
-	return b.Bytes()
-}
-
 // fiveMegabyteLog is a log of about 5 MB with one ERROR line in its middle.
 func fiveMegabyteLog() (string, string) {
 	const needle = "2026-11-23T12:00:00 ERROR payment gateway timed out for order 4242"

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/testdoc"
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack"
 	"github.com/slackbot/slackbot/slack/bottest"
@@ -112,7 +113,7 @@ func TestAGeneratedPDFsTextReachesTheModel(t *testing.T) {
 	t.Parallel()
 	w := bottest.Start(t)
 	w.Model.Push(llmtest.TextReport("Revenue grew."))
-	f := w.Slack.AddFile(emulator.NewFile{Name: "q3.pdf", Mimetype: "application/pdf", User: asker, Data: pdfOf("Quarterly revenue grew 12 percent")})
+	f := w.Slack.AddFile(emulator.NewFile{Name: "q3.pdf", Mimetype: "application/pdf", User: asker, Data: testdoc.PDF(testdoc.Text("Quarterly revenue grew 12 percent"))})
 	ts := w.Slack.Share(channel, "", asker, "<@"+w.Slack.BotUserID()+"> summarise", f)
 	w.Answered(channel, ts, "Revenue grew")
 	if got := lastUser(w.Model.Requests()[0]).Content; !strings.Contains(got, "Quarterly revenue grew 12 percent") || !strings.Contains(got, "q3.pdf") {
