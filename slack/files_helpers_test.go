@@ -27,8 +27,21 @@ import (
 // runner and in the configuration the headend reads.
 func onWire(t *testing.T, model *llmtest.Server, wire string, vision bool) []bottest.Option {
 	t.Helper()
+	pc, p := providerOnWire(t, model, wire, config.Model{Vision: &vision})
+	return []bottest.Option{
+		bottest.WithConfig(func(c *config.Config) {
+			c.LLM.Providers = map[string]config.Provider{"fake": pc}
+		}),
+		bottest.WithRunner(func(r *agent.Runner) { r.Providers["fake"] = p }),
+	}
+}
+
+// providerOnWire is provider "fake" speaking wire ("openai" or "anthropic")
+// to model, with m as its model m1: its configuration and its client.
+func providerOnWire(t *testing.T, model *llmtest.Server, wire string, m config.Model) (config.Provider, llm.Provider) {
+	t.Helper()
 	pc := config.Provider{Type: wire, BaseURL: model.URL() + "/v1/", APIKey: "sk-test-key",
-		Models: map[string]config.Model{"m1": {Vision: &vision}}}
+		Models: map[string]config.Model{"m1": m}}
 	var p llm.Provider
 	var err error
 	if wire == "anthropic" {
@@ -40,12 +53,7 @@ func onWire(t *testing.T, model *llmtest.Server, wire string, vision bool) []bot
 	if err != nil {
 		t.Fatal(err)
 	}
-	return []bottest.Option{
-		bottest.WithConfig(func(c *config.Config) {
-			c.LLM.Providers = map[string]config.Provider{"fake": pc}
-		}),
-		bottest.WithRunner(func(r *agent.Runner) { r.Providers["fake"] = p }),
-	}
+	return pc, p
 }
 
 // pictureOf encodes a w×h grey PNG with a pattern.

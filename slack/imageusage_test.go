@@ -9,9 +9,7 @@ import (
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm"
-	"github.com/slackbot/slackbot/llm/anthropic"
 	"github.com/slackbot/slackbot/llm/llmtest"
-	"github.com/slackbot/slackbot/llm/openai"
 	"github.com/slackbot/slackbot/slack"
 	"github.com/slackbot/slackbot/slack/bottest"
 	"github.com/slackbot/slackbot/slack/emulator"
@@ -32,18 +30,7 @@ func TestTheTokensAProviderReportsForAPictureCountInTheBudgetsAndTheCost(t *test
 			model := llmtest.NewServer(t, reply)
 			sees := true
 			price := config.Model{Input: 3, Output: 15, CacheRead: 0.3, Vision: &sees}
-			pc := config.Provider{Type: wire, BaseURL: model.URL() + "/v1/", APIKey: "sk-test-key", Models: map[string]config.Model{"m1": price}}
-			var p llm.Provider
-			var err error
-			if wire == "anthropic" {
-				pc.BaseURL = model.URL()
-				p, err = anthropic.New("fake", pc)
-			} else {
-				p, err = openai.New("fake", pc)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			pc, p := providerOnWire(t, model, wire, price)
 			var mu sync.Mutex
 			var done *llm.Usage
 			w := bottest.Start(t, bottest.WithConfig(func(c *config.Config) {
