@@ -27,21 +27,15 @@ import (
 // runner and in the configuration the headend reads.
 func onWire(t *testing.T, model *llmtest.Server, wire string, vision bool) []bottest.Option {
 	t.Helper()
-	pc, p := providerOnWire(t, model, wire, config.Model{Vision: &vision})
-	return []bottest.Option{
-		bottest.WithConfig(func(c *config.Config) {
-			c.LLM.Providers = map[string]config.Provider{"fake": pc}
-		}),
-		bottest.WithRunner(func(r *agent.Runner) { r.Providers["fake"] = p }),
-	}
+	return fakeProvider(t, model, wire, map[string]config.Model{"m1": {Vision: &vision}})
 }
 
-// providerOnWire is provider "fake" speaking wire ("openai" or "anthropic")
-// to model, with m as its model m1: its configuration and its client.
-func providerOnWire(t *testing.T, model *llmtest.Server, wire string, m config.Model) (config.Provider, llm.Provider) {
+// fakeProvider makes provider "fake" speak wire ("openai" or "anthropic")
+// to model with models, in the runner and in the configuration the headend
+// reads.
+func fakeProvider(t *testing.T, model *llmtest.Server, wire string, models map[string]config.Model) []bottest.Option {
 	t.Helper()
-	pc := config.Provider{Type: wire, BaseURL: model.URL() + "/v1/", APIKey: "sk-test-key",
-		Models: map[string]config.Model{"m1": m}}
+	pc := config.Provider{Type: wire, BaseURL: model.URL() + "/v1/", APIKey: "sk-test-key", Models: models}
 	var p llm.Provider
 	var err error
 	if wire == "anthropic" {
@@ -53,7 +47,20 @@ func providerOnWire(t *testing.T, model *llmtest.Server, wire string, m config.M
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pc, p
+	return []bottest.Option{
+		bottest.WithConfig(func(c *config.Config) {
+			c.LLM.Providers = map[string]config.Provider{"fake": pc}
+		}),
+		bottest.WithRunner(func(r *agent.Runner) { r.Providers["fake"] = p }),
+	}
+}
+
+// seeingAndBlind makes provider "fake" answer with model over the OpenAI
+// wire: m1 sees pictures, m2 does not.
+func seeingAndBlind(t *testing.T, model *llmtest.Server) []bottest.Option {
+	t.Helper()
+	sees, blind := true, false
+	return fakeProvider(t, model, "openai", map[string]config.Model{"m1": {Vision: &sees}, "m2": {Vision: &blind}})
 }
 
 // pictureOf encodes a w×h grey PNG with a pattern.

@@ -30,14 +30,12 @@ func TestTheTokensAProviderReportsForAPictureCountInTheBudgetsAndTheCost(t *test
 			model := llmtest.NewServer(t, reply)
 			sees := true
 			price := config.Model{Input: 3, Output: 15, CacheRead: 0.3, Vision: &sees}
-			pc, p := providerOnWire(t, model, wire, price)
 			var mu sync.Mutex
 			var done *llm.Usage
-			w := bottest.Start(t, bottest.WithConfig(func(c *config.Config) {
-				c.LLM.Providers = map[string]config.Provider{"fake": pc}
+			w := bottest.Start(t, append(fakeProvider(t, model, wire, map[string]config.Model{"m1": price}), bottest.WithConfig(func(c *config.Config) {
 				c.Quotas = config.Quotas{User: config.Budget{DailyTokens: 1e9, DailyCostUSD: 1000},
 					Channel: config.Budget{DailyTokens: 1e9, DailyCostUSD: 1000}, Message: config.DefaultQuotaMessage}
-			}), bottest.WithRunner(func(r *agent.Runner) { r.Providers["fake"] = p }), bottest.WithBot(func(o *slack.Options) {
+			}), bottest.WithBot(func(o *slack.Options) {
 				o.Observer = func(_ slack.Thread, e agent.Event) {
 					if e.Kind == agent.EventSessionDone && e.Usage != nil {
 						mu.Lock()
@@ -45,7 +43,7 @@ func TestTheTokensAProviderReportsForAPictureCountInTheBudgetsAndTheCost(t *test
 						mu.Unlock()
 					}
 				}
-			}))
+			}))...)
 			f := w.Slack.AddFile(emulator.NewFile{Name: "screen.png", Mimetype: "image/png", User: asker, Data: pictureOf(t, 800, 600)})
 			ts := w.Slack.Share(channel, "", asker, "<@"+w.Slack.BotUserID()+"> what is this?", f)
 			w.Answered(channel, ts, "grey pattern")
