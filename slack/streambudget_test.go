@@ -201,33 +201,7 @@ func TestTwentyStreamsEndingAtOnceAreNotStarvedByTheirAppends(t *testing.T) {
 		a.MaxSessionDuration = config.Duration(5 * time.Minute)
 		a.Tools = append(a.Tools, agent.TaskStatusTool)
 	}))
-	var mu sync.Mutex
-	steps, ends := map[string]int{}, map[string]time.Time{}
-	finals := 0
-	release := make(chan struct{})
-	var once sync.Once
-	t.Cleanup(func() { once.Do(func() { close(release) }) })
-	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
-		q := firstUserText(r)
-		time.Sleep(50 * time.Millisecond)
-		mu.Lock()
-		steps[q]++
-		step := steps[q]
-		if step > streamSteps {
-			if finals++; finals == endingStreams {
-				once.Do(func() { close(release) })
-			}
-		}
-		mu.Unlock()
-		if step <= streamSteps {
-			return llmtest.Call(agent.TaskStatusTool, fmt.Sprintf(`{"status":"in-progress","done":"","pending":"more","now":"step %d","ready_for_final_report":false,"need_to_run_more_tools":true}`, step))
-		}
-		<-release
-		mu.Lock()
-		ends[q] = time.Now()
-		mu.Unlock()
-		return llmtest.TextReport("Answer to " + q + ".")
-	})
+	ended := heldFinals(t, w.Model, firstUserText, streamSteps, endingStreams, 50*time.Millisecond, func(q string) string { return "Answer to " + q + "." })
 	channelOf := func(i int) string { return fmt.Sprintf("C0ENDING%02d", i) }
 	threads := map[int]string{}
 	for i := range endingStreams {
@@ -242,6 +216,7 @@ func TestTwentyStreamsEndingAtOnceAreNotStarvedByTheirAppends(t *testing.T) {
 		}
 		return true
 	}, wait.Within(2*time.Minute))
+	ends := ended()
 	var first, last time.Time
 	for i := range endingStreams {
 		ch, want := channelOf(i), fmt.Sprintf("Answer to ending %d.", i)
@@ -252,9 +227,7 @@ func TestTwentyStreamsEndingAtOnceAreNotStarvedByTheirAppends(t *testing.T) {
 		if n := holdingIn(w, ch, threads[i], want); n != 1 {
 			t.Errorf("question %d answered %d times; want once", i, n)
 		}
-		mu.Lock()
 		end := ends[fmt.Sprintf("ending %d", i)]
-		mu.Unlock()
 		landed := answerLanded(w, ch, want)
 		if first.IsZero() || end.Before(first) {
 			first = end
