@@ -31,19 +31,9 @@ func buildPDF(pages ...string) []byte {
 // something to average.
 func pngOf(t testing.TB, w, h int) []byte {
 	t.Helper()
-	img := image.NewGray(image.Rect(0, 0, w, h))
-	for y := 0; y < h; y++ {
-		row := img.Pix[y*img.Stride : y*img.Stride+w]
-		for x := range row {
-			row[x] = uint8((x/7 + y/5) * 16)
-		}
-	}
+	img := testdoc.Grey(w, h)
 	img.SetGray(0, 0, color.Gray{Y: 255})
-	var b bytes.Buffer
-	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
+	return testdoc.PNG(t, img)
 }
 
 // noisePNG encodes a w×h picture of random grey pixels.

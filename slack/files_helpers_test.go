@@ -1,11 +1,7 @@
 package slack_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
-	"image"
-	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +10,7 @@ import (
 
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/testdoc"
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/anthropic"
 	"github.com/slackbot/slackbot/llm/llmtest"
@@ -66,31 +63,7 @@ func seeingAndBlind(t *testing.T, model *llmtest.Server) []bottest.Option {
 // pictureOf encodes a w×h grey PNG with a pattern.
 func pictureOf(t testing.TB, w, h int) []byte {
 	t.Helper()
-	img := image.NewGray(image.Rect(0, 0, w, h))
-	for y := range h {
-		row := img.Pix[y*img.Stride : y*img.Stride+w]
-		for x := range row {
-			row[x] = uint8((x/7 + y/5) * 16)
-		}
-	}
-	var b bytes.Buffer
-	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-// fiveMegabyteLog is a log of about 5 MB with one ERROR line in its middle.
-func fiveMegabyteLog() (string, string) {
-	const needle = "2026-11-23T12:00:00 ERROR payment gateway timed out for order 4242"
-	var b strings.Builder
-	for i := 0; b.Len() < 5<<20; i++ {
-		if i == 35000 {
-			b.WriteString(needle + "\n")
-		}
-		fmt.Fprintf(&b, "2026-11-23T%02d:%02d:%02d INFO request %d served in 12ms by worker-%d\n", i/3600%24, i/60%60, i%60, i, i%8)
-	}
-	return b.String(), needle
+	return testdoc.PNG(t, testdoc.Grey(w, h))
 }
 
 // lastUser is the last user message the model was sent.

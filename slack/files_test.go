@@ -265,7 +265,7 @@ func TestAFileOfAnEarlierMessageIsFetchedByTheModelAndOnlyThisThreadsFiles(t *te
 	other := w.Slack.Share(channel, "", "U0EVE", bot+"keep this", secret)
 	w.Answered(channel, other, "Noted")
 
-	logText, needle := fiveMegabyteLog()
+	logText, needle := testdoc.FiveMegabyteLog()
 	f := w.Slack.AddFile(emulator.NewFile{Name: "payments.log", Mimetype: "text/plain", User: asker, Data: []byte(logText)})
 	w.Model.Push(llmtest.TextReport("Got the log."))
 	root := w.Slack.Share(channel, "", asker, bot+"here is the log", f)

@@ -1,6 +1,6 @@
-// Package testdoc writes small documents for tests to upload and read:
-// PDFs built object by object, so a test can say exactly what each page's
-// content stream holds.
+// Package testdoc writes documents for tests to upload and read: logs,
+// pictures, and PDFs built object by object, so that a test says exactly
+// what each page's content stream holds.
 package testdoc
 
 import (
