@@ -278,18 +278,10 @@ func TestAFileOfAnEarlierMessageIsFetchedByTheModelAndOnlyThisThreadsFiles(t *te
 
 	var firstTurn, refusal, fetched, grepped string
 	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
-		if strings.Contains(r.System, "You can only use Read and Grep tools") {
-			res := toolResultsOf(r)
-			if len(res) == 0 {
-				m := readGrepHandle.FindStringSubmatch(r.System)
-				if m == nil {
-					return llmtest.Call("agent__final_report", argsOf(map[string]any{"status": "failure", "report_format": "text", "report_content": "no handle"}))
-				}
-				return llmtest.Call("Grep", argsOf(map[string]any{"pattern": "ERROR", "path": m[1]}))
-			}
-			grepped = res[len(res)-1].Content
-			return llmtest.Call("agent__final_report", argsOf(map[string]any{"status": "success", "report_format": "text",
-				"report_content": "ERROR at 12:00: payment gateway timed out for order 4242."}))
+		if reply, ok := readGrepAgent(r, &grepped, func(string) string {
+			return "ERROR at 12:00: payment gateway timed out for order 4242."
+		}); ok {
+			return reply
 		}
 		res := toolResultsOf(r)
 		switch len(res) {
@@ -301,11 +293,7 @@ func TestAFileOfAnEarlierMessageIsFetchedByTheModelAndOnlyThisThreadsFiles(t *te
 			return llmtest.Call(slack.FetchFileTool, argsOf(map[string]any{"file_id": f.ID}))
 		case 2:
 			fetched = res[1].Content
-			m := attachmentHandle.FindStringSubmatch(fetched)
-			if m == nil {
-				return llmtest.TextReport("no handle")
-			}
-			return llmtest.Call("tool_output", argsOf(map[string]any{"handle": m[1], "extract": "every ERROR line", "mode": "read-grep"}))
+			return grepFetched(fetched)
 		}
 		return llmtest.TextReport("The payment gateway timed out for order 4242.")
 	})
