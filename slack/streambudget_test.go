@@ -114,7 +114,7 @@ func TestFortyMentionsInAMinuteInAutoShowAtMostTwentyStreamsAndEveryAnswer(t *te
 		most = grant
 	}
 	answered := func(i int) bool {
-		return holdingIn(w, channelOf(i), threads[i], fmt.Sprintf("Answer to burst %d.", i)) > 0
+		return holding(w, channelOf(i), threads[i], fmt.Sprintf("Answer to burst %d.", i)) > 0
 	}
 	w.Eventually("every mention to be answered", func() bool {
 		for i := range burstMentions {
@@ -129,7 +129,7 @@ func TestFortyMentionsInAMinuteInAutoShowAtMostTwentyStreamsAndEveryAnswer(t *te
 	var worst time.Duration
 	for i := range burstMentions {
 		ch, want := channelOf(i), fmt.Sprintf("Answer to burst %d.", i)
-		if n := holdingIn(w, ch, threads[i], want); n != 1 {
+		if n := holding(w, ch, threads[i], want); n != 1 {
 			t.Errorf("question %d answered %d times; want once", i, n)
 		}
 		if len(w.Slack.Streams(ch)) > 0 {
@@ -164,17 +164,6 @@ func TestFortyMentionsInAMinuteInAutoShowAtMostTwentyStreamsAndEveryAnswer(t *te
 		t.Errorf("Slack answered %d calls 429; want none", refused)
 	}
 	t.Logf("%d streams, %d progress messages; the slowest answer landed %v after its session's end", streams, progress, worst.Round(time.Millisecond))
-}
-
-// holdingIn counts the bot's messages in the thread ts of ch holding want.
-func holdingIn(w *bottest.World, ch, ts, want string) int {
-	n := 0
-	for _, m := range bottest.BotMessages(w.Slack.Thread(ch, ts)) {
-		if strings.Contains(bottest.MessageText(m), want) {
-			n++
-		}
-	}
-	return n
 }
 
 const (
@@ -224,7 +213,7 @@ func TestTwentyStreamsEndingAtOnceAreNotStarvedByTheirAppends(t *testing.T) {
 		if !strings.Contains(string(s.Blocks), want) || strings.Contains(s.Markdown, "Answered below") {
 			t.Errorf("stream %d ended with %s / %q; want its answer in the stop", i, s.Blocks, s.Markdown)
 		}
-		if n := holdingIn(w, ch, threads[i], want); n != 1 {
+		if n := holding(w, ch, threads[i], want); n != 1 {
 			t.Errorf("question %d answered %d times; want once", i, n)
 		}
 		end := ends[fmt.Sprintf("ending %d", i)]
