@@ -17,6 +17,7 @@ import (
 
 	"github.com/slackbot/slackbot/attach"
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/testdoc"
 	"github.com/slackbot/slackbot/llm/llmtest"
 )
 
@@ -33,22 +34,9 @@ func handleOfPrompt(system string) string {
 	return ""
 }
 
-// fiveMegabyteLog is a log of about 5 MB with one ERROR line in its middle.
-func fiveMegabyteLog() (string, string) {
-	const needle = "2026-11-23T12:00:00 ERROR payment gateway timed out for order 4242"
-	var b strings.Builder
-	for i := 0; b.Len() < 5<<20; i++ {
-		if i == 35000 {
-			b.WriteString(needle + "\n")
-		}
-		fmt.Fprintf(&b, "2026-11-23T%02d:%02d:%02d INFO request %d served in 12ms by worker-%d\n", i/3600%24, i/60%60, i%60, i, i%8)
-	}
-	return b.String(), needle
-}
-
 func TestAFiveMegabyteLogBecomesAHandleAndReadGrepFindsTheLineInItsMiddle(t *testing.T) {
 	t.Parallel()
-	logText, needle := fiveMegabyteLog()
+	logText, needle := testdoc.FiveMegabyteLog()
 	if mid := strings.Index(logText, needle); mid < len(logText)/3 || mid > 2*len(logText)/3 {
 		t.Fatalf("the needle is at %d of %d bytes, not in the middle", mid, len(logText))
 	}

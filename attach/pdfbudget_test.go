@@ -9,10 +9,11 @@ import (
 	"testing"
 
 	"github.com/slackbot/slackbot/attach"
+	"github.com/slackbot/slackbot/internal/testdoc"
 )
 
-// bombPDF writes a PDF whose first page shows first (no page when "") and
-// whose last page's Flate content stream is a few hundred kilobytes that
+// bombPDF writes a PDF whose first page shows first (no such page when "")
+// and whose last page's Flate content stream is a few hundred kilobytes that
 // inflate to inflated bytes: one string shown with Tj.
 func bombPDF(t *testing.T, first string, inflated int) []byte {
 	t.Helper()
@@ -27,35 +28,11 @@ func bombPDF(t *testing.T, first string, inflated int) []byte {
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	var b bytes.Buffer
-	var offsets []int
-	obj := func(body string) {
-		offsets = append(offsets, b.Len())
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offsets), body)
+	bomb := testdoc.Page{Content: z.Bytes(), Flate: true}
+	if first == "" {
+		return testdoc.PDF(bomb)
 	}
-	b.WriteString("%PDF-1.4\n")
-	kids := "6 0 R"
-	if first != "" {
-		kids = "4 0 R 6 0 R"
-	}
-	obj("<< /Type /Catalog /Pages 2 0 R >>")
-	obj(fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", kids, strings.Count(kids, "R")))
-	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
-	obj("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 5 0 R /Resources << /Font << /F1 3 0 R >> >> >>")
-	content := "BT /F1 12 Tf 72 700 Td (" + first + ") Tj ET"
-	obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content))
-	obj("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 7 0 R /Resources << /Font << /F1 3 0 R >> >> >>")
-	offsets = append(offsets, b.Len())
-	fmt.Fprintf(&b, "%d 0 obj\n<< /Length %d /Filter /FlateDecode >>\nstream\n", len(offsets), z.Len())
-	b.Write(z.Bytes())
-	b.WriteString("\nendstream\nendobj\n")
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
-	for _, o := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", o)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, xref)
-	return b.Bytes()
+	return testdoc.PDF(testdoc.Text(first), bomb)
 }
 
 func TestAFlateBombInAPDFIsNotInflatedPastTheBudget(t *testing.T) {
@@ -88,22 +65,8 @@ func TestAPDFWhoseFirstPageIsAFlateBombIsAnError(t *testing.T) {
 // fifty lines of text.
 func flatePDF(b *testing.B, n int) []byte {
 	b.Helper()
-	var out bytes.Buffer
-	var offsets []int
-	obj := func(body string) {
-		offsets = append(offsets, out.Len())
-		fmt.Fprintf(&out, "%d 0 obj\n%s\nendobj\n", len(offsets), body)
-	}
-	out.WriteString("%PDF-1.4\n")
-	kids := make([]string, n)
-	for i := range kids {
-		kids[i] = fmt.Sprintf("%d 0 R", 4+2*i)
-	}
-	obj("<< /Type /Catalog /Pages 2 0 R >>")
-	obj(fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), n))
-	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
-	for i := range n {
-		obj(fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R /Resources << /Font << /F1 3 0 R >> >> >>", 5+2*i))
+	pages := make([]testdoc.Page, n)
+	for i := range pages {
 		var content strings.Builder
 		content.WriteString("BT /F1 10 Tf 72 740 Td 12 TL\n")
 		for l := range 50 {
@@ -114,18 +77,9 @@ func flatePDF(b *testing.B, n int) []byte {
 		zw := zlib.NewWriter(&z)
 		_, _ = zw.Write([]byte(content.String()))
 		_ = zw.Close()
-		offsets = append(offsets, out.Len())
-		fmt.Fprintf(&out, "%d 0 obj\n<< /Length %d /Filter /FlateDecode >>\nstream\n", len(offsets), z.Len())
-		out.Write(z.Bytes())
-		out.WriteString("\nendstream\nendobj\n")
+		pages[i] = testdoc.Page{Content: z.Bytes(), Flate: true}
 	}
-	xref := out.Len()
-	fmt.Fprintf(&out, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
-	for _, o := range offsets {
-		fmt.Fprintf(&out, "%010d 00000 n \n", o)
-	}
-	fmt.Fprintf(&out, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, xref)
-	return out.Bytes()
+	return testdoc.PDF(pages...)
 }
 
 // BenchmarkPDFTextOfAHundredPages is the cost of reading an ordinary

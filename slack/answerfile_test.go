@@ -43,17 +43,8 @@ func TestAFollowUpReadsTheAnswerThatWentAsAFile(t *testing.T) {
 
 	var history, fetched, grepped string
 	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
-		if strings.Contains(r.System, "You can only use Read and Grep tools") {
-			res := toolResultsOf(r)
-			if len(res) == 0 {
-				m := readGrepHandle.FindStringSubmatch(r.System)
-				if m == nil {
-					return llmtest.Call("agent__final_report", argsOf(map[string]any{"status": "failure", "report_format": "text", "report_content": "no handle"}))
-				}
-				return llmtest.Call("Grep", argsOf(map[string]any{"pattern": "ERROR", "path": m[1]}))
-			}
-			grepped = res[len(res)-1].Content
-			return llmtest.Call("agent__final_report", argsOf(map[string]any{"status": "success", "report_format": "text", "report_content": grepped}))
+		if reply, ok := readGrepAgent(r, &grepped, func(g string) string { return g }); ok {
+			return reply
 		}
 		switch res := toolResultsOf(r); len(res) {
 		case 0:
@@ -63,11 +54,7 @@ func TestAFollowUpReadsTheAnswerThatWentAsAFile(t *testing.T) {
 			return llmtest.Call(slack.FetchFileTool, argsOf(map[string]any{"file_id": up.ID}))
 		case 1:
 			fetched = res[0].Content
-			m := attachmentHandle.FindStringSubmatch(fetched)
-			if m == nil {
-				return llmtest.TextReport("no handle")
-			}
-			return llmtest.Call("tool_output", argsOf(map[string]any{"handle": m[1], "extract": "every ERROR line", "mode": "read-grep"}))
+			return grepFetched(fetched)
 		}
 		return llmtest.TextReport("Order 4242's refund was sent twice.")
 	})

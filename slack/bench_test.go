@@ -261,11 +261,7 @@ func newLoadWorldOn(b *testing.B, stores ...state.Store) *loadWorld {
 	cfg.Slack.MaxSessionsPerUser, cfg.Slack.MaxQueuedSessions = 1<<20, 1<<20
 	// The headend's own throughput is measured here, not Slack's budgets:
 	// every method gets a budget the load never reaches.
-	cfg.Slack.RateLimits = map[string]config.RateLimit{}
-	for m, l := range config.DefaultSlackRateLimits {
-		l.PerMinute, l.Burst = 1e9, 1e6
-		cfg.Slack.RateLimits[m] = l
-	}
+	cfg.Slack.RateLimits = unreachedRateLimits()
 	log := zap.New(&answerCounter{w: w})
 	ctx, stop := context.WithCancel(context.Background())
 	w.stop = stop
@@ -279,6 +275,16 @@ func newLoadWorldOn(b *testing.B, stores ...state.Store) *loadWorld {
 	}
 	w.waitFor(b, "the bots to connect", func() bool { return srv.Connections() >= len(stores) })
 	return w
+}
+
+// unreachedRateLimits gives every Slack method a budget no load reaches.
+func unreachedRateLimits() map[string]config.RateLimit {
+	out := map[string]config.RateLimit{}
+	for m, l := range config.DefaultSlackRateLimits {
+		l.PerMinute, l.Burst = 1e9, 1e6
+		out[m] = l
+	}
+	return out
 }
 
 // close stops the bot, waits for it, and stops the emulator (once).

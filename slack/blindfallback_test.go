@@ -7,7 +7,6 @@ import (
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
-	"github.com/slackbot/slackbot/llm/openai"
 	"github.com/slackbot/slackbot/slack/bottest"
 	"github.com/slackbot/slackbot/slack/emulator"
 )
@@ -25,18 +24,10 @@ func TestAFallbackToAModelThatCannotSeeIsToldToThePersonOnce(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			model := llmtest.NewServer(t, tt.first, llmtest.TextReport("A grey pattern."))
-			sees, blind := true, false
-			pc := config.Provider{Type: "openai", BaseURL: model.URL() + "/v1/", APIKey: "sk-test-key",
-				Models: map[string]config.Model{"m1": {Vision: &sees}, "m2": {Vision: &blind}}}
-			p, err := openai.New("fake", pc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			w := bottest.Start(t, bottest.WithConfig(func(c *config.Config) {
-				c.LLM.Providers = map[string]config.Provider{"fake": pc}
+			w := bottest.Start(t, append(seeingAndBlind(t, model), bottest.WithConfig(func(c *config.Config) {
 				a := c.Agents[bottest.AgentName]
 				a.Models, a.MaxRetries = []string{"fake/m1", "fake/m2"}, 1
-			}), bottest.WithRunner(func(r *agent.Runner) { r.Providers["fake"] = p }))
+			}))...)
 			f := w.Slack.AddFile(emulator.NewFile{Name: "screen.png", Mimetype: "image/png", User: asker, Data: pictureOf(t, 20, 20)})
 			ts := w.Slack.Share(channel, "", asker, "<@"+w.Slack.BotUserID()+"> what is this?", f)
 			thread := w.Answered(channel, ts, "grey pattern")
@@ -61,21 +52,13 @@ func TestAFallbackToAModelThatCannotSeeIsToldToThePersonOnce(t *testing.T) {
 func TestAHandOffToAnAgentThatCannotSeeIsToldToThePersonOnce(t *testing.T) {
 	t.Parallel()
 	model := llmtest.NewServer(t)
-	sees, blind := true, false
-	pc := config.Provider{Type: "openai", BaseURL: model.URL() + "/v1/", APIKey: "sk-test-key",
-		Models: map[string]config.Model{"m1": {Vision: &sees}, "m2": {Vision: &blind}}}
-	p, err := openai.New("fake", pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := bottest.Start(t, bottest.WithConfig(func(c *config.Config) {
-		c.LLM.Providers = map[string]config.Provider{"fake": pc}
+	w := bottest.Start(t, append(seeingAndBlind(t, model), bottest.WithConfig(func(c *config.Config) {
 		router := c.Agents[bottest.AgentName]
 		billing := *router
 		billing.Name, billing.Description, billing.Models = "billing", "Answers questions on invoices.", []string{"fake/m2"}
 		router.Models, router.Router.Destinations = []string{"fake/m1"}, []string{"billing"}
 		c.Agents["billing"] = &billing
-	}), bottest.WithRunner(func(r *agent.Runner) { r.Providers["fake"] = p }))
+	}))...)
 	model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
 		if r.Model == "m1" {
 			return llmtest.Call(agent.HandoffTool, argsOf(map[string]any{"agent": "billing", "message": "an invoice"}))

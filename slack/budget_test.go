@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -76,48 +75,18 @@ var (
 // returns the threads and when each session's report left the model.
 func slowSessions(t *testing.T, w *bottest.World) (threads map[int]string, ended func() map[int]time.Time) {
 	t.Helper()
-	var mu sync.Mutex
-	end := map[int]time.Time{}
-	turns := map[int]int{}
-	finals := 0
-	release := make(chan struct{})
-	var releaseOnce sync.Once
-	// A session that never reaches its report must not hold the others'
-	// replies, and with them the model server's Close, for ever.
-	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
-	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
+	ended = heldFinals(t, w.Model, func(r *llmtest.Recorded) int {
 		var n int
 		if m := questionRe.FindStringSubmatch(lastUserText(r)); m != nil {
 			fmt.Sscan(m[1], &n)
 		}
-		time.Sleep(turnTime)
-		mu.Lock()
-		turns[n]++
-		turn := turns[n]
-		if turn > sessionTurns {
-			if finals++; finals == budgetSessions {
-				releaseOnce.Do(func() { close(release) })
-			}
-		}
-		mu.Unlock()
-		if turn <= sessionTurns {
-			return llmtest.Call(agent.TaskStatusTool, fmt.Sprintf(`{"status":"in-progress","done":"","pending":"more","now":"step %d","ready_for_final_report":false,"need_to_run_more_tools":true}`, turn))
-		}
-		<-release
-		mu.Lock()
-		end[n] = time.Now()
-		mu.Unlock()
-		return llmtest.TextReport(fmt.Sprintf("Answer to question %d.", n))
-	})
+		return n
+	}, sessionTurns, budgetSessions, turnTime, func(n int) string { return fmt.Sprintf("Answer to question %d.", n) })
 	threads = map[int]string{}
 	for i := range budgetSessions {
 		threads[i] = w.Slack.Mention(fmt.Sprintf("C0LOAD%02d", i), asker, fmt.Sprintf("question %d", i))
 	}
-	return threads, func() map[int]time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return maps.Clone(end)
-	}
+	return threads, ended
 }
 
 // checkBudget waits for every answer and every progress message to be

@@ -19,6 +19,7 @@ import (
 
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/testdoc"
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack/bottest"
 	"github.com/slackbot/slackbot/slack/emulator"
@@ -139,7 +140,7 @@ func TestAFileNamedToClimbOutOfItsDirectoryIsStoredUnderItsHandleOnly(t *testing
 		t.Cleanup(func() { _ = run.Close() })
 		r.ToolOutput = run
 	}))
-	logText, _ := fiveMegabyteLog()
+	logText, _ := testdoc.FiveMegabyteLog()
 	turn, _, _ := ask(t, w, w.Model, "../../../pwned.txt", "text/plain", []byte(logText))
 	if !attachmentHandle.MatchString(turn) {
 		t.Fatalf("the 5 MB text did not become a handle: %.300q", turn)

@@ -1,11 +1,7 @@
 package slack_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
-	"image"
-	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +10,7 @@ import (
 
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/testdoc"
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/anthropic"
 	"github.com/slackbot/slackbot/llm/llmtest"
@@ -27,8 +24,15 @@ import (
 // runner and in the configuration the headend reads.
 func onWire(t *testing.T, model *llmtest.Server, wire string, vision bool) []bottest.Option {
 	t.Helper()
-	pc := config.Provider{Type: wire, BaseURL: model.URL() + "/v1/", APIKey: "sk-test-key",
-		Models: map[string]config.Model{"m1": {Vision: &vision}}}
+	return fakeProvider(t, model, wire, map[string]config.Model{"m1": {Vision: &vision}})
+}
+
+// fakeProvider makes provider "fake" speak wire ("openai" or "anthropic")
+// to model with models, in the runner and in the configuration the headend
+// reads.
+func fakeProvider(t *testing.T, model *llmtest.Server, wire string, models map[string]config.Model) []bottest.Option {
+	t.Helper()
+	pc := config.Provider{Type: wire, BaseURL: model.URL() + "/v1/", APIKey: "sk-test-key", Models: models}
 	var p llm.Provider
 	var err error
 	if wire == "anthropic" {
@@ -48,58 +52,18 @@ func onWire(t *testing.T, model *llmtest.Server, wire string, vision bool) []bot
 	}
 }
 
+// seeingAndBlind makes provider "fake" answer with model over the OpenAI
+// wire: m1 sees pictures, m2 does not.
+func seeingAndBlind(t *testing.T, model *llmtest.Server) []bottest.Option {
+	t.Helper()
+	sees, blind := true, false
+	return fakeProvider(t, model, "openai", map[string]config.Model{"m1": {Vision: &sees}, "m2": {Vision: &blind}})
+}
+
 // pictureOf encodes a w×h grey PNG with a pattern.
 func pictureOf(t testing.TB, w, h int) []byte {
 	t.Helper()
-	img := image.NewGray(image.Rect(0, 0, w, h))
-	for y := range h {
-		row := img.Pix[y*img.Stride : y*img.Stride+w]
-		for x := range row {
-			row[x] = uint8((x/7 + y/5) * 16)
-		}
-	}
-	var b bytes.Buffer
-	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-// pdfOf writes a one-page PDF showing text in Helvetica.
-func pdfOf(text string) []byte {
-	var b bytes.Buffer
-	var offsets []int
-	obj := func(body string) {
-		offsets = append(offsets, b.Len())
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offsets), body)
-	}
-	b.WriteString("%PDF-1.4\n")
-	obj("<< /Type /Catalog /Pages 2 0 R >>")
-	obj("<< /Type /Pages /Kids [4 0 R] /Count 1 >>")
-	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
-	obj("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 5 0 R /Resources << /Font << /F1 3 0 R >> >> >>")
-	content := "BT /F1 12 Tf 72 700 Td (" + text + ") Tj ET"
-	obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content))
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
-	for _, o := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", o)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, xref)
-	return b.Bytes()
-}
-
-// fiveMegabyteLog is a log of about 5 MB with one ERROR line in its middle.
-func fiveMegabyteLog() (string, string) {
-	const needle = "2026-11-23T12:00:00 ERROR payment gateway timed out for order 4242"
-	var b strings.Builder
-	for i := 0; b.Len() < 5<<20; i++ {
-		if i == 35000 {
-			b.WriteString(needle + "\n")
-		}
-		fmt.Fprintf(&b, "2026-11-23T%02d:%02d:%02d INFO request %d served in 12ms by worker-%d\n", i/3600%24, i/60%60, i%60, i, i%8)
-	}
-	return b.String(), needle
+	return testdoc.PNG(t, testdoc.Grey(w, h))
 }
 
 // lastUser is the last user message the model was sent.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/testdoc"
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack"
 	"github.com/slackbot/slackbot/slack/bottest"
@@ -112,7 +113,7 @@ func TestAGeneratedPDFsTextReachesTheModel(t *testing.T) {
 	t.Parallel()
 	w := bottest.Start(t)
 	w.Model.Push(llmtest.TextReport("Revenue grew."))
-	f := w.Slack.AddFile(emulator.NewFile{Name: "q3.pdf", Mimetype: "application/pdf", User: asker, Data: pdfOf("Quarterly revenue grew 12 percent")})
+	f := w.Slack.AddFile(emulator.NewFile{Name: "q3.pdf", Mimetype: "application/pdf", User: asker, Data: testdoc.PDF(testdoc.Text("Quarterly revenue grew 12 percent"))})
 	ts := w.Slack.Share(channel, "", asker, "<@"+w.Slack.BotUserID()+"> summarise", f)
 	w.Answered(channel, ts, "Revenue grew")
 	if got := lastUser(w.Model.Requests()[0]).Content; !strings.Contains(got, "Quarterly revenue grew 12 percent") || !strings.Contains(got, "q3.pdf") {
@@ -264,7 +265,7 @@ func TestAFileOfAnEarlierMessageIsFetchedByTheModelAndOnlyThisThreadsFiles(t *te
 	other := w.Slack.Share(channel, "", "U0EVE", bot+"keep this", secret)
 	w.Answered(channel, other, "Noted")
 
-	logText, needle := fiveMegabyteLog()
+	logText, needle := testdoc.FiveMegabyteLog()
 	f := w.Slack.AddFile(emulator.NewFile{Name: "payments.log", Mimetype: "text/plain", User: asker, Data: []byte(logText)})
 	w.Model.Push(llmtest.TextReport("Got the log."))
 	root := w.Slack.Share(channel, "", asker, bot+"here is the log", f)
@@ -277,18 +278,10 @@ func TestAFileOfAnEarlierMessageIsFetchedByTheModelAndOnlyThisThreadsFiles(t *te
 
 	var firstTurn, refusal, fetched, grepped string
 	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
-		if strings.Contains(r.System, "You can only use Read and Grep tools") {
-			res := toolResultsOf(r)
-			if len(res) == 0 {
-				m := readGrepHandle.FindStringSubmatch(r.System)
-				if m == nil {
-					return llmtest.Call("agent__final_report", argsOf(map[string]any{"status": "failure", "report_format": "text", "report_content": "no handle"}))
-				}
-				return llmtest.Call("Grep", argsOf(map[string]any{"pattern": "ERROR", "path": m[1]}))
-			}
-			grepped = res[len(res)-1].Content
-			return llmtest.Call("agent__final_report", argsOf(map[string]any{"status": "success", "report_format": "text",
-				"report_content": "ERROR at 12:00: payment gateway timed out for order 4242."}))
+		if reply, ok := readGrepAgent(r, &grepped, func(string) string {
+			return "ERROR at 12:00: payment gateway timed out for order 4242."
+		}); ok {
+			return reply
 		}
 		res := toolResultsOf(r)
 		switch len(res) {
@@ -300,11 +293,7 @@ func TestAFileOfAnEarlierMessageIsFetchedByTheModelAndOnlyThisThreadsFiles(t *te
 			return llmtest.Call(slack.FetchFileTool, argsOf(map[string]any{"file_id": f.ID}))
 		case 2:
 			fetched = res[1].Content
-			m := attachmentHandle.FindStringSubmatch(fetched)
-			if m == nil {
-				return llmtest.TextReport("no handle")
-			}
-			return llmtest.Call("tool_output", argsOf(map[string]any{"handle": m[1], "extract": "every ERROR line", "mode": "read-grep"}))
+			return grepFetched(fetched)
 		}
 		return llmtest.TextReport("The payment gateway timed out for order 4242.")
 	})

@@ -9,9 +9,7 @@ import (
 	"github.com/slackbot/slackbot/agent"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm"
-	"github.com/slackbot/slackbot/llm/anthropic"
 	"github.com/slackbot/slackbot/llm/llmtest"
-	"github.com/slackbot/slackbot/llm/openai"
 	"github.com/slackbot/slackbot/slack"
 	"github.com/slackbot/slackbot/slack/bottest"
 	"github.com/slackbot/slackbot/slack/emulator"
@@ -32,25 +30,12 @@ func TestTheTokensAProviderReportsForAPictureCountInTheBudgetsAndTheCost(t *test
 			model := llmtest.NewServer(t, reply)
 			sees := true
 			price := config.Model{Input: 3, Output: 15, CacheRead: 0.3, Vision: &sees}
-			pc := config.Provider{Type: wire, BaseURL: model.URL() + "/v1/", APIKey: "sk-test-key", Models: map[string]config.Model{"m1": price}}
-			var p llm.Provider
-			var err error
-			if wire == "anthropic" {
-				pc.BaseURL = model.URL()
-				p, err = anthropic.New("fake", pc)
-			} else {
-				p, err = openai.New("fake", pc)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
 			var mu sync.Mutex
 			var done *llm.Usage
-			w := bottest.Start(t, bottest.WithConfig(func(c *config.Config) {
-				c.LLM.Providers = map[string]config.Provider{"fake": pc}
+			w := bottest.Start(t, append(fakeProvider(t, model, wire, map[string]config.Model{"m1": price}), bottest.WithConfig(func(c *config.Config) {
 				c.Quotas = config.Quotas{User: config.Budget{DailyTokens: 1e9, DailyCostUSD: 1000},
 					Channel: config.Budget{DailyTokens: 1e9, DailyCostUSD: 1000}, Message: config.DefaultQuotaMessage}
-			}), bottest.WithRunner(func(r *agent.Runner) { r.Providers["fake"] = p }), bottest.WithBot(func(o *slack.Options) {
+			}), bottest.WithBot(func(o *slack.Options) {
 				o.Observer = func(_ slack.Thread, e agent.Event) {
 					if e.Kind == agent.EventSessionDone && e.Usage != nil {
 						mu.Lock()
@@ -58,7 +43,7 @@ func TestTheTokensAProviderReportsForAPictureCountInTheBudgetsAndTheCost(t *test
 						mu.Unlock()
 					}
 				}
-			}))
+			}))...)
 			f := w.Slack.AddFile(emulator.NewFile{Name: "screen.png", Mimetype: "image/png", User: asker, Data: pictureOf(t, 800, 600)})
 			ts := w.Slack.Share(channel, "", asker, "<@"+w.Slack.BotUserID()+"> what is this?", f)
 			w.Answered(channel, ts, "grey pattern")

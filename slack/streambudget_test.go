@@ -114,7 +114,7 @@ func TestFortyMentionsInAMinuteInAutoShowAtMostTwentyStreamsAndEveryAnswer(t *te
 		most = grant
 	}
 	answered := func(i int) bool {
-		return holdingIn(w, channelOf(i), threads[i], fmt.Sprintf("Answer to burst %d.", i)) > 0
+		return holding(w, channelOf(i), threads[i], fmt.Sprintf("Answer to burst %d.", i)) > 0
 	}
 	w.Eventually("every mention to be answered", func() bool {
 		for i := range burstMentions {
@@ -129,7 +129,7 @@ func TestFortyMentionsInAMinuteInAutoShowAtMostTwentyStreamsAndEveryAnswer(t *te
 	var worst time.Duration
 	for i := range burstMentions {
 		ch, want := channelOf(i), fmt.Sprintf("Answer to burst %d.", i)
-		if n := holdingIn(w, ch, threads[i], want); n != 1 {
+		if n := holding(w, ch, threads[i], want); n != 1 {
 			t.Errorf("question %d answered %d times; want once", i, n)
 		}
 		if len(w.Slack.Streams(ch)) > 0 {
@@ -166,17 +166,6 @@ func TestFortyMentionsInAMinuteInAutoShowAtMostTwentyStreamsAndEveryAnswer(t *te
 	t.Logf("%d streams, %d progress messages; the slowest answer landed %v after its session's end", streams, progress, worst.Round(time.Millisecond))
 }
 
-// holdingIn counts the bot's messages in the thread ts of ch holding want.
-func holdingIn(w *bottest.World, ch, ts, want string) int {
-	n := 0
-	for _, m := range bottest.BotMessages(w.Slack.Thread(ch, ts)) {
-		if strings.Contains(bottest.MessageText(m), want) {
-			n++
-		}
-	}
-	return n
-}
-
 const (
 	endingStreams = 20
 	streamSteps   = 8 // progress steps of each session, each a change to append
@@ -201,33 +190,7 @@ func TestTwentyStreamsEndingAtOnceAreNotStarvedByTheirAppends(t *testing.T) {
 		a.MaxSessionDuration = config.Duration(5 * time.Minute)
 		a.Tools = append(a.Tools, agent.TaskStatusTool)
 	}))
-	var mu sync.Mutex
-	steps, ends := map[string]int{}, map[string]time.Time{}
-	finals := 0
-	release := make(chan struct{})
-	var once sync.Once
-	t.Cleanup(func() { once.Do(func() { close(release) }) })
-	w.Model.Respond(func(r *llmtest.Recorded) llmtest.Reply {
-		q := firstUserText(r)
-		time.Sleep(50 * time.Millisecond)
-		mu.Lock()
-		steps[q]++
-		step := steps[q]
-		if step > streamSteps {
-			if finals++; finals == endingStreams {
-				once.Do(func() { close(release) })
-			}
-		}
-		mu.Unlock()
-		if step <= streamSteps {
-			return llmtest.Call(agent.TaskStatusTool, fmt.Sprintf(`{"status":"in-progress","done":"","pending":"more","now":"step %d","ready_for_final_report":false,"need_to_run_more_tools":true}`, step))
-		}
-		<-release
-		mu.Lock()
-		ends[q] = time.Now()
-		mu.Unlock()
-		return llmtest.TextReport("Answer to " + q + ".")
-	})
+	ended := heldFinals(t, w.Model, firstUserText, streamSteps, endingStreams, 50*time.Millisecond, func(q string) string { return "Answer to " + q + "." })
 	channelOf := func(i int) string { return fmt.Sprintf("C0ENDING%02d", i) }
 	threads := map[int]string{}
 	for i := range endingStreams {
@@ -242,6 +205,7 @@ func TestTwentyStreamsEndingAtOnceAreNotStarvedByTheirAppends(t *testing.T) {
 		}
 		return true
 	}, wait.Within(2*time.Minute))
+	ends := ended()
 	var first, last time.Time
 	for i := range endingStreams {
 		ch, want := channelOf(i), fmt.Sprintf("Answer to ending %d.", i)
@@ -249,12 +213,10 @@ func TestTwentyStreamsEndingAtOnceAreNotStarvedByTheirAppends(t *testing.T) {
 		if !strings.Contains(string(s.Blocks), want) || strings.Contains(s.Markdown, "Answered below") {
 			t.Errorf("stream %d ended with %s / %q; want its answer in the stop", i, s.Blocks, s.Markdown)
 		}
-		if n := holdingIn(w, ch, threads[i], want); n != 1 {
+		if n := holding(w, ch, threads[i], want); n != 1 {
 			t.Errorf("question %d answered %d times; want once", i, n)
 		}
-		mu.Lock()
 		end := ends[fmt.Sprintf("ending %d", i)]
-		mu.Unlock()
 		landed := answerLanded(w, ch, want)
 		if first.IsZero() || end.Before(first) {
 			first = end

@@ -148,11 +148,7 @@ func newSurfaceWorld(b *testing.B, display string, budgets bool) *surfaceWorld {
 	cfg.Slack.MaxConcurrentSessions, cfg.Slack.MaxSessionsPerUser = surfaceSessions, surfaceSessions
 	cfg.Slack.ShutdownGrace = config.Duration(10 * time.Second)
 	if !budgets {
-		cfg.Slack.RateLimits = map[string]config.RateLimit{}
-		for m, l := range config.DefaultSlackRateLimits {
-			l.PerMinute, l.Burst = 1e9, 1e6
-			cfg.Slack.RateLimits[m] = l
-		}
+		cfg.Slack.RateLimits = unreachedRateLimits()
 	}
 	log := zap.NewNop()
 	bot, err := slack.New(slack.Options{Config: cfg, Runner: bottest.Runner(b, model, cfg, log), State: state.NewMemory(), Log: log})

@@ -54,6 +54,21 @@ func toolResult(t *testing.T, srv *llmtest.Server) string {
 	return ""
 }
 
+// runWriting runs the subcommand args[0] with the rest of args against a
+// writing agent whose tool is a fresh writePeer, reading in. It returns the
+// peer's POST count, the scripted model, stdout and stderr.
+func runWriting(t *testing.T, in io.Reader, args ...string) (*atomic.Int32, *llmtest.Server, string, string) {
+	t.Helper()
+	posts, tool := writePeer(t)
+	srv := writeScript(t)
+	cfg := setupAgent(t, srv, writingAgent, tool)
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), append([]string{args[0], "--config", cfg}, args[1:]...), in, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	return posts, srv, out.String(), errb.String()
+}
+
 func TestAskAsksBeforeAToolWrites(t *testing.T) {
 	t.Parallel()
 	// A pipe is what a script or CI gives: a file, but no terminal.
@@ -68,28 +83,16 @@ func TestAskAsksBeforeAToolWrites(t *testing.T) {
 	}
 	t.Run("with no terminal the call is denied, saying why", func(t *testing.T) {
 		t.Parallel()
-		posts, tool := writePeer(t)
-		srv := writeScript(t)
-		cfg := setupAgent(t, srv, writingAgent, tool)
-		var out, errb bytes.Buffer
-		if err := run(context.Background(), []string{"ask", "--config", cfg, "--agent", "helper", "note it"}, pipe(t), &out, &errb); err != nil {
-			t.Fatalf("%v\n%s", err, errb.String())
-		}
+		posts, srv, _, _ := runWriting(t, pipe(t), "ask", "--agent", "helper", "note it")
 		if got := toolResult(t, srv); !strings.Contains(got, "there is no terminal to ask on") || posts.Load() != 0 {
 			t.Fatalf("model read %q, posts %d", got, posts.Load())
 		}
 	})
 	t.Run("--approve runs the tools it lists without asking", func(t *testing.T) {
 		t.Parallel()
-		posts, tool := writePeer(t)
-		srv := writeScript(t)
-		cfg := setupAgent(t, srv, writingAgent, tool)
-		var out, errb bytes.Buffer
-		if err := run(context.Background(), []string{"ask", "--config", cfg, "--agent", "helper", "--approve", "github__*,rest__wr*", "note it"}, pipe(t), &out, &errb); err != nil {
-			t.Fatalf("%v\n%s", err, errb.String())
-		}
-		if posts.Load() != 1 || strings.Contains(errb.String(), "Run it?") {
-			t.Fatalf("posts %d; stderr:\n%s", posts.Load(), errb.String())
+		posts, _, _, errb := runWriting(t, pipe(t), "ask", "--agent", "helper", "--approve", "github__*,rest__wr*", "note it")
+		if posts.Load() != 1 || strings.Contains(errb, "Run it?") {
+			t.Fatalf("posts %d; stderr:\n%s", posts.Load(), errb)
 		}
 	})
 	t.Run("at a terminal the person is shown the call and answers", func(t *testing.T) {
@@ -99,17 +102,10 @@ func TestAskAsksBeforeAToolWrites(t *testing.T) {
 			posts  int32
 			model  string
 		}{{"y", 1, `"ok":true`}, {"n", 0, "The user denied this call; do not retry it."}} {
-			posts, tool := writePeer(t)
-			srv := writeScript(t)
-			cfg := setupAgent(t, srv, writingAgent, tool)
-			var out, errb bytes.Buffer
-			if err := run(context.Background(), []string{"ask", "--config", cfg, "--agent", "helper", "note it"}, strings.NewReader("maybe\n"+tt.answer+"\n"), &out, &errb); err != nil {
-				t.Fatalf("%v\n%s", err, errb.String())
-			}
+			posts, srv, _, e := runWriting(t, strings.NewReader("maybe\n"+tt.answer+"\n"), "ask", "--agent", "helper", "note it")
 			if posts.Load() != tt.posts || !strings.Contains(toolResult(t, srv), tt.model) {
 				t.Fatalf("answer %s: posts %d, model read %q", tt.answer, posts.Load(), toolResult(t, srv))
 			}
-			e := errb.String()
 			if !strings.Contains(e, "rest__write (rest write): Writes a note.") || !strings.Contains(e, `"text": "<!channel> hi"`) || strings.Count(e, "Run it?") != 2 {
 				t.Fatalf("stderr:\n%s", e)
 			}
@@ -117,15 +113,9 @@ func TestAskAsksBeforeAToolWrites(t *testing.T) {
 	})
 	t.Run("chat reads the answer from the same input as the questions", func(t *testing.T) {
 		t.Parallel()
-		posts, tool := writePeer(t)
-		srv := writeScript(t)
-		cfg := setupAgent(t, srv, writingAgent, tool)
-		var out, errb bytes.Buffer
-		if err := run(context.Background(), []string{"chat", "--config", cfg, "--agent", "helper"}, strings.NewReader("note it\ny\n"), &out, &errb); err != nil {
-			t.Fatalf("%v\n%s", err, errb.String())
-		}
-		if posts.Load() != 1 || out.String() != "Done.\n" {
-			t.Fatalf("posts %d, stdout %q\n%s", posts.Load(), out.String(), errb.String())
+		posts, _, out, errb := runWriting(t, strings.NewReader("note it\ny\n"), "chat", "--agent", "helper")
+		if posts.Load() != 1 || out != "Done.\n" {
+			t.Fatalf("posts %d, stdout %q\n%s", posts.Load(), out, errb)
 		}
 	})
 }
