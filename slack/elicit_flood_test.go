@@ -92,3 +92,33 @@ func TestAFloodOfQuestionsFromOneServerShowsOne(t *testing.T) {
 		}
 	}
 }
+
+// A session stopped, or a bot shut down, while a tool's question waits:
+// the question loses its buttons and its form opens no more.
+func TestAQuestionEndsWithItsSession(t *testing.T) {
+	t.Parallel()
+
+	t.Run("Stop", func(t *testing.T) {
+		t.Parallel()
+		_, orch := startAsking(t, "Which table?", bookingSchema)
+		w := bookingWorld(t, orch)
+		ts := w.Slack.Mention(channel, asker, "book me a table")
+		q := question(w, ts)
+		progress := w.ProgressMessage(channel, ts)
+		if _, err := w.Slack.Click(channel, progress.TS, asker, "slackbot_stop", stopValue(t, progress)); err != nil {
+			t.Fatal(err)
+		}
+		w.Answered(channel, ts, "Stopped by")
+		questionSettled(w, q, "No longer needed")
+	})
+
+	t.Run("shutdown", func(t *testing.T) {
+		t.Parallel()
+		_, orch := startAsking(t, "Which table?", bookingSchema)
+		w := bookingWorld(t, orch)
+		ts := w.Slack.Mention(channel, asker, "book me a table")
+		q := question(w, ts)
+		w.Shutdown()
+		questionSettled(w, q, "No longer needed")
+	})
+}
