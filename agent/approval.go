@@ -129,6 +129,22 @@ func deniedKey(c *llm.ToolCall) string {
 // need no asking (no approval needed, approved for the thread, denied
 // before, no approver) are left to clearance.
 func (s *session) askApprovals(ctx context.Context, cs []*llm.ToolCall) {
+	s.askApprovalsBy(ctx, cs, s.approvalOf)
+}
+
+// approvalNow is the Approval of c, a call about to run. Unlike
+// approvalOf it does not depend on tools__search still holding the tool
+// loaded: a search running beside the call may evict it after dispatch
+// found it loaded, and the call runs all the same.
+func (s *session) approvalNow(c *llm.ToolCall) *tools.Approval {
+	if s.r.Tools == nil {
+		return nil
+	}
+	return s.r.Tools.Approval(c.Name, c.Arguments)
+}
+
+// askApprovalsBy is askApprovals with need telling which calls wait.
+func (s *session) askApprovalsBy(ctx context.Context, cs []*llm.ToolCall, need func(*llm.ToolCall) *tools.Approval) {
 	ap := s.in.Approver
 	if ap == nil {
 		return
@@ -136,7 +152,7 @@ func (s *session) askApprovals(ctx context.Context, cs []*llm.ToolCall) {
 	var pending []PendingCall
 	var whos [][]string
 	for _, c := range cs {
-		a := s.approvalOf(c)
+		a := need(c)
 		if a == nil || s.wasDenied(c) || ap.Standing(ctx, c.Name) {
 			continue
 		}
@@ -209,7 +225,7 @@ func decisionNote(p PendingCall, d Decision) string {
 // clearance decides whether c, a call about to run, may: "" when it may,
 // else what the model is told.
 func (s *session) clearance(ctx context.Context, c *llm.ToolCall) (string, error) {
-	if s.approvalOf(c) == nil {
+	if s.approvalNow(c) == nil {
 		return "", nil
 	}
 	if s.wasDenied(c) {
@@ -228,11 +244,14 @@ func (s *session) clearance(ctx context.Context, c *llm.ToolCall) (string, error
 		if ap.Standing(ctx, c.Name) {
 			return "", nil
 		}
-		s.askApprovals(ctx, []*llm.ToolCall{c}) // a call no turn asked about: batch's inner calls ask by batch
+		s.askApprovalsBy(ctx, []*llm.ToolCall{c}, s.approvalNow) // a call no turn asked about
 		s.mu.Lock()
 		g = s.gates[c.ID]
 		s.mu.Unlock()
-		if g == nil {
+		switch {
+		case g == nil && s.wasDenied(c):
+			return deniedAgainMsg, errDenied
+		case g == nil:
 			return "", nil // approved for the thread meanwhile
 		}
 	}

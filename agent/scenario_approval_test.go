@@ -30,6 +30,12 @@ func (p *restPeer) Writes() int { p.mu.Lock(); defer p.mu.Unlock(); return p.wri
 // approval: writes.
 func approvalTools(t *testing.T, peer *restPeer) tools.Provider {
 	t.Helper()
+	return approvalToolsWith(t, peer, 0)
+}
+
+// approvalToolsWith is approvalTools with results cached for cache.
+func approvalToolsWith(t *testing.T, peer *restPeer, cache config.Duration) tools.Provider {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		peer.mu.Lock()
 		if r.Method == http.MethodPost {
@@ -45,7 +51,7 @@ func approvalTools(t *testing.T, peer *restPeer) tools.Provider {
 	policy := config.ApprovalPolicy{Approval: config.ApprovalWrites}
 	p, err := rest.New(map[string]config.RestTool{
 		"read":  {Description: "Reads things.", Method: "GET", URL: srv.URL + "/read", Parameters: params, ApprovalPolicy: policy},
-		"write": {Description: "Writes things.\nMore detail.", Method: "POST", URL: srv.URL + "/write", Parameters: params, ApprovalPolicy: policy},
+		"write": {Description: "Writes things.\nMore detail.", Method: "POST", URL: srv.URL + "/write", Parameters: params, ApprovalPolicy: policy, Cache: cache},
 	}, nil, rest.Options{Client: srv.Client()})
 	if err != nil {
 		t.Fatal(err)

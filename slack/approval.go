@@ -163,19 +163,34 @@ func (a *slackApprover) Approve(ctx context.Context, req agent.ApprovalRequest) 
 		}
 	}()
 	log := b.log.With(zap.String("session", req.Session))
-	ts, err := b.send(ctx, r.req.channel, r.req.threadTS, "", approvalMessage(req, out, r.req.user))
-	if err != nil {
-		log.Warn("the approval message could not be posted", zap.Error(slackError(err)))
-		for i := range out {
-			out[i] = agent.Decision{Outcome: agent.OutcomeDenied, At: time.Now(), Reason: "The approval request could not be posted in Slack."}
+	parts := approvalParts(req)
+	tss := make([]string, len(parts))
+	partOf := make([]int, n)
+	left := n
+	for p, idx := range parts {
+		for _, i := range idx {
+			partOf[i] = p
 		}
-		return out
+		ts, err := b.send(ctx, r.req.channel, r.req.threadTS, "", approvalMessage(req, idx, out, r.req.user))
+		if err != nil {
+			log.Warn("the approval message could not be posted", zap.Error(slackError(err)))
+			for _, i := range idx {
+				out[i] = agent.Decision{Outcome: agent.OutcomeDenied, At: time.Now(), Reason: "The approval request could not be posted in Slack."}
+				left--
+			}
+			continue
+		}
+		tss[p] = ts
 	}
-	update := func(uctx context.Context) {
-		if _, err := b.send(uctx, r.req.channel, r.req.threadTS, ts, approvalMessage(req, out, r.req.user)); err != nil {
+	send := func(uctx context.Context, p int, decided []agent.Decision) {
+		if tss[p] == "" {
+			return
+		}
+		if _, err := b.send(uctx, r.req.channel, r.req.threadTS, tss[p], approvalMessage(req, parts[p], decided, r.req.user)); err != nil {
 			log.Warn("the approval message could not be updated", zap.Error(slackError(err)))
 		}
 	}
+	update := func(uctx context.Context, i int) { send(uctx, partOf[i], out) }
 	decide := func(i int, action, user string) {
 		d := agent.Decision{Outcome: agent.OutcomeApproved, By: user, At: time.Now()}
 		switch action {
@@ -192,7 +207,6 @@ func (a *slackApprover) Approve(ctx context.Context, req agent.ApprovalRequest) 
 		log.Info("tool call decided", zap.String("tool", req.Calls[i].Tool), zap.String("outcome", d.Outcome),
 			zap.Bool("thread", d.Thread), zap.String("by", user))
 	}
-	left := n
 	tick := time.NewTicker(stopPoll)
 	defer tick.Stop()
 	for left > 0 {
@@ -202,11 +216,11 @@ func (a *slackApprover) Approve(ctx context.Context, req agent.ApprovalRequest) 
 			if out[c.index].Outcome == "" {
 				decide(c.index, c.action, c.user)
 				left--
-				update(ctx)
+				update(ctx, c.index)
 			}
 			continue
 		case <-tick.C:
-			changed := false
+			changed := map[int]bool{}
 			for i := range out {
 				if out[i].Outcome != "" {
 					continue
@@ -215,11 +229,11 @@ func (a *slackApprover) Approve(ctx context.Context, req agent.ApprovalRequest) 
 					log.Info("decision recorded by another replica", zap.String("tool", req.Calls[i].Tool), zap.String("by", user))
 					decide(i, action, user)
 					left--
-					changed = true
+					changed[partOf[i]] = true
 				}
 			}
-			if changed {
-				update(ctx)
+			for p := range changed {
+				send(ctx, p, out)
 			}
 			continue
 		}
@@ -248,8 +262,10 @@ func (a *slackApprover) Approve(ctx context.Context, req agent.ApprovalRequest) 
 				}
 			}
 		}
-		if _, err := b.send(uctx, r.req.channel, r.req.threadTS, ts, approvalMessage(req, late, r.req.user)); err != nil {
-			log.Warn("the approval message could not be updated", zap.Error(slackError(err)))
+		for p, idx := range parts {
+			if slices.ContainsFunc(idx, func(i int) bool { return out[i].Outcome == "" }) {
+				send(uctx, p, late)
+			}
 		}
 	}
 	return out
@@ -337,26 +353,27 @@ func (b *Bot) refuseApproval(channel, user string) {
 	}()
 }
 
-// approvalMessage is the approval message with the decisions so far: the
-// buttons of each undecided call, who decided the others.
-func approvalMessage(req agent.ApprovalRequest, decided []agent.Decision, asker string) blockkit.Message {
-	intro := fmt.Sprintf("*%s* needs approval to run this tool call:", escapeMrkdwn(req.Agent))
-	if len(req.Calls) > 1 {
-		intro = fmt.Sprintf("*%s* needs approval to run these %d tool calls:", escapeMrkdwn(req.Agent), len(req.Calls))
+// approvalMessage is the approval message for the calls of req at idx,
+// with the decisions so far: the buttons of each undecided call, who
+// decided the others.
+func approvalMessage(req agent.ApprovalRequest, idx []int, decided []agent.Decision, asker string) blockkit.Message {
+	calls := make([]agent.PendingCall, len(idx))
+	for k, i := range idx {
+		calls[k] = req.Calls[i]
 	}
-	m := blockkit.Message{Text: "Approval needed: " + escapeMrkdwn(callNames(req.Calls))}
+	intro := fmt.Sprintf("*%s* needs approval to run this tool call:", escapeMrkdwn(req.Agent))
+	if len(calls) > 1 {
+		intro = fmt.Sprintf("*%s* needs approval to run these %d tool calls:", escapeMrkdwn(req.Agent), len(calls))
+	}
+	m := blockkit.Message{Text: "Approval needed: " + escapeMrkdwn(callNames(calls))}
 	m.Blocks = append(m.Blocks, slackapi.NewSectionBlock(slackapi.NewTextBlockObject(slackapi.MarkdownType, intro, false, false), nil, nil,
 		slackapi.SectionBlockOptionBlockID(approvalBlockID)))
-	for i, c := range req.Calls {
-		what := fmt.Sprintf("*%s* · `%s`", escapeMrkdwn(c.Approval.Server), escapeCode(c.Approval.Tool))
-		if s := c.Approval.Summary; s != "" {
-			what += "\n" + escapeMrkdwn(shortText(s, 200))
-		}
-		args := "```\n" + escapeCode(shortText(agent.ShowArguments(c.Arguments, maxShownValue), maxShownArgs)) + "\n```"
+	for k, i := range idx {
+		c := calls[k]
 		m.Blocks = append(m.Blocks,
 			slackapi.NewDividerBlock(),
-			slackapi.NewSectionBlock(slackapi.NewTextBlockObject(slackapi.MarkdownType, what, false, false), nil, nil),
-			slackapi.NewSectionBlock(slackapi.NewTextBlockObject(slackapi.MarkdownType, args, false, false), nil, nil))
+			slackapi.NewSectionBlock(slackapi.NewTextBlockObject(slackapi.MarkdownType, callWhat(c), false, false), nil, nil),
+			slackapi.NewSectionBlock(slackapi.NewTextBlockObject(slackapi.MarkdownType, callArgs(c), false, false), nil, nil))
 		if d := decided[i]; d.Outcome != "" {
 			m.Blocks = append(m.Blocks, slackapi.NewContextBlock("", slackapi.NewTextBlockObject(slackapi.MarkdownType, decisionLine(d), false, false)))
 			continue
@@ -370,6 +387,64 @@ func approvalMessage(req agent.ApprovalRequest, decided []agent.Decision, asker 
 		m.Controls = append(m.Controls, controls)
 	}
 	return m
+}
+
+// callWhat is a call's tool in mrkdwn: server, name, summary.
+func callWhat(c agent.PendingCall) string {
+	what := fmt.Sprintf("*%s* · `%s`", escapeMrkdwn(c.Approval.Server), escapeCode(c.Approval.Tool))
+	if s := c.Approval.Summary; s != "" {
+		what += "\n" + escapeMrkdwn(shortText(s, 200))
+	}
+	return what
+}
+
+// callArgs is a call's arguments as a code block that fits its section:
+// escaping can make shown text several times longer than it was.
+func callArgs(c agent.PendingCall) string {
+	shown := shortText(agent.ShowArguments(c.Arguments, maxShownValue), maxShownArgs)
+	code := escapeCode(shown)
+	if blockkit.Len(code) > maxShownCode {
+		r := []rune(shown)
+		for len(r) > 0 && blockkit.Len(code)+len(codeCut) > maxShownCode {
+			r = r[:len(r)*9/10]
+			code = escapeCode(string(r))
+		}
+		code += codeCut
+	}
+	return "```\n" + code + "\n```"
+}
+
+// maxShownCode bounds a call's arguments as sent, escaped, below Slack's
+// 3,000 characters a section; codeCut says the arguments were cut.
+const (
+	maxShownCode = 2900
+	codeCut      = "\n… (shortened)"
+)
+
+// Slack refuses a message of more than 50 blocks or about 13,000
+// characters of text: the calls of a turn are asked in as many messages
+// as they need, at most approvalsPerMessage calls (four blocks each) and
+// about approvalText characters in one.
+const (
+	approvalsPerMessage = 12
+	approvalText        = 11000
+)
+
+// approvalParts groups the calls of req, by index, into messages Slack
+// accepts.
+func approvalParts(req agent.ApprovalRequest) [][]int {
+	var parts [][]int
+	var cur []int
+	size := 0
+	for i, c := range req.Calls {
+		// The decision line, once shown, takes about 100 characters.
+		n := blockkit.Len(callWhat(c)) + blockkit.Len(callArgs(c)) + len(c.ID) + 250
+		if len(cur) > 0 && (len(cur) == approvalsPerMessage || size+n > approvalText) {
+			parts, cur, size = append(parts, cur), nil, 0
+		}
+		cur, size = append(cur, i), size+n
+	}
+	return append(parts, cur)
 }
 
 // decisionLine says who decided what, when.

@@ -50,6 +50,7 @@ const elicitRetry = "The form could not be opened. Press Answer again."
 // question is one elicitation waiting in a thread.
 type question struct {
 	id      string
+	session string
 	asker   string
 	channel string
 	thread  string
@@ -84,13 +85,21 @@ type questions struct {
 	open map[string]*question
 }
 
-func (qs *questions) add(q *question) {
+// addAlone adds q unless a question of its session is waiting: a server
+// asking many questions at once gets one shown, not a thread of them.
+func (qs *questions) addAlone(q *question) bool {
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
+	for _, o := range qs.open {
+		if o.session == q.session {
+			return false
+		}
+	}
 	if qs.open == nil {
 		qs.open = map[string]*question{}
 	}
 	qs.open[q.id] = q
+	return true
 }
 
 func (qs *questions) get(id string) *question {
@@ -134,9 +143,12 @@ func (e elicitor) Elicit(ctx context.Context, req tools.ElicitRequest) (tools.El
 	if err != nil {
 		return tools.ElicitAnswer{Action: tools.ElicitDecline, Reason: "the form cannot be shown: " + err.Error()}, nil
 	}
-	q := &question{id: randomHex(12), asker: r.req.user, channel: r.req.channel, thread: r.req.threadTS,
+	q := &question{id: randomHex(12), session: r.id, asker: r.req.user, channel: r.req.channel, thread: r.req.threadTS,
 		server: req.Server, message: req.Message, form: f, answer: make(chan tools.ElicitAnswer, 1)}
-	b.questions.add(q)
+	if !b.questions.addAlone(q) {
+		b.log.Info("a tool's question declined: another waits", zap.String("session", r.id), zap.String("mcp_server", req.Server))
+		return tools.ElicitAnswer{Action: tools.ElicitDecline, Reason: "another question of this request is waiting for its answer"}, nil
+	}
 	defer b.questions.remove(q.id)
 	post := func() context.Context {
 		return ratelimit.WithPriority(context.WithoutCancel(e.ctx), ratelimit.Answer)

@@ -75,6 +75,15 @@ func fieldElement(f form.Field) slackapi.BlockElement {
 		}
 		return out
 	}
+	switch {
+	case typedChoice(f):
+		// Slack shows at most maxOptions options: more are typed, one a
+		// line, and the schema checks them.
+		e := slackapi.NewPlainTextInputBlockElement(plain(clip("Type "+choiceHint(f), 150)), elicitValue)
+		e.Multiline = f.Kind == form.MultiSelect
+		e.InitialValue = strings.Join(f.Default, "\n")
+		return e
+	}
 	switch f.Kind {
 	case form.Number, form.Integer:
 		e := slackapi.NewNumberInputBlockElement(nil, elicitValue, f.Kind == form.Number)
@@ -228,10 +237,35 @@ func stateValues(f form.Field, a slackapi.BlockAction) []string {
 			out = append(out, option(o.Value))
 		}
 		return out
+	case a.Value != "" && f.Kind == form.MultiSelect:
+		var out []string
+		for line := range strings.SplitSeq(a.Value, "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				out = append(out, line)
+			}
+		}
+		return out
 	case a.Value != "":
 		return []string{a.Value}
 	}
 	return nil
+}
+
+// maxOptions is the most options Slack shows in a select.
+const maxOptions = 100
+
+// typedChoice reports whether f is a choice of more options than a select
+// shows, so that its values are typed.
+func typedChoice(f form.Field) bool {
+	return (f.Kind == form.Select || f.Kind == form.MultiSelect) && len(f.Options) > maxOptions
+}
+
+// choiceHint is the placeholder of a typed choice.
+func choiceHint(f form.Field) string {
+	if f.Kind == form.MultiSelect {
+		return "the values, one a line"
+	}
+	return "the value"
 }
 
 // onViewClosed forgets the modal of a question closed without submitting;
