@@ -3,6 +3,7 @@ package slack
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -163,6 +164,7 @@ func (a *slackApprover) Approve(ctx context.Context, req agent.ApprovalRequest) 
 		}
 	}()
 	log := b.log.With(zap.String("session", req.Session))
+	files := a.attachWholeArgs(ctx, log, req)
 	parts := approvalParts(req)
 	tss := make([]string, len(parts))
 	partOf := make([]int, n)
@@ -171,7 +173,7 @@ func (a *slackApprover) Approve(ctx context.Context, req agent.ApprovalRequest) 
 		for _, i := range idx {
 			partOf[i] = p
 		}
-		ts, err := b.send(ctx, r.req.channel, r.req.threadTS, "", approvalMessage(req, idx, out, r.req.user))
+		ts, err := b.send(ctx, r.req.channel, r.req.threadTS, "", approvalMessage(req, idx, out, r.req.user, files))
 		if err != nil {
 			log.Warn("the approval message could not be posted", zap.Error(slackError(err)))
 			for _, i := range idx {
@@ -186,7 +188,7 @@ func (a *slackApprover) Approve(ctx context.Context, req agent.ApprovalRequest) 
 		if tss[p] == "" {
 			return
 		}
-		if _, err := b.send(uctx, r.req.channel, r.req.threadTS, tss[p], approvalMessage(req, parts[p], decided, r.req.user)); err != nil {
+		if _, err := b.send(uctx, r.req.channel, r.req.threadTS, tss[p], approvalMessage(req, parts[p], decided, r.req.user, files)); err != nil {
 			log.Warn("the approval message could not be updated", zap.Error(slackError(err)))
 		}
 	}
@@ -356,7 +358,7 @@ func (b *Bot) refuseApproval(channel, user string) {
 // approvalMessage is the approval message for the calls of req at idx,
 // with the decisions so far: the buttons of each undecided call, who
 // decided the others.
-func approvalMessage(req agent.ApprovalRequest, idx []int, decided []agent.Decision, asker string) blockkit.Message {
+func approvalMessage(req agent.ApprovalRequest, idx []int, decided []agent.Decision, asker string, files map[string]string) blockkit.Message {
 	calls := make([]agent.PendingCall, len(idx))
 	for k, i := range idx {
 		calls[k] = req.Calls[i]
@@ -374,6 +376,9 @@ func approvalMessage(req agent.ApprovalRequest, idx []int, decided []agent.Decis
 			slackapi.NewDividerBlock(),
 			slackapi.NewSectionBlock(slackapi.NewTextBlockObject(slackapi.MarkdownType, callWhat(c), false, false), nil, nil),
 			slackapi.NewSectionBlock(slackapi.NewTextBlockObject(slackapi.MarkdownType, callArgs(c), false, false), nil, nil))
+		if file, short := files[c.ID]; short {
+			m.Blocks = append(m.Blocks, slackapi.NewContextBlock("", slackapi.NewTextBlockObject(slackapi.MarkdownType, wholeArgsNote(file), false, false)))
+		}
 		if d := decided[i]; d.Outcome != "" {
 			m.Blocks = append(m.Blocks, slackapi.NewContextBlock("", slackapi.NewTextBlockObject(slackapi.MarkdownType, decisionLine(d), false, false)))
 			continue
@@ -401,8 +406,16 @@ func callWhat(c agent.PendingCall) string {
 // callArgs is a call's arguments as a code block that fits its section:
 // escaping can make shown text several times longer than it was.
 func callArgs(c agent.PendingCall) string {
+	code, _ := shownArgs(c)
+	return "```\n" + code + "\n```"
+}
+
+// shownArgs is a call's arguments as the message shows them, escaped, and
+// whether that is less than the whole.
+func shownArgs(c agent.PendingCall) (code string, short bool) {
+	whole := agent.ShowArguments(c.Arguments, math.MaxInt)
 	shown := shortText(agent.ShowArguments(c.Arguments, maxShownValue), maxShownArgs)
-	code := escapeCode(shown)
+	code = escapeCode(shown)
 	if blockkit.Len(code) > maxShownCode {
 		r := []rune(shown)
 		for len(r) > 0 && blockkit.Len(code)+len(codeCut) > maxShownCode {
@@ -410,8 +423,42 @@ func callArgs(c agent.PendingCall) string {
 			code = escapeCode(string(r))
 		}
 		code += codeCut
+		return code, true
 	}
-	return "```\n" + code + "\n```"
+	return code, shown != whole
+}
+
+// wholeArgsNote says where the whole of a call's shortened arguments are:
+// in the file attached above, or nowhere when it could not be attached —
+// then whoever decides knows they cannot see all of what would run.
+func wholeArgsNote(file string) string {
+	if file == "" {
+		return "_The arguments are shortened, and the whole could not be attached._"
+	}
+	return "_The arguments are shortened: the whole are in the file " + escapeMrkdwn(file) + " above._"
+}
+
+// attachWholeArgs uploads, in the thread, the whole arguments of each call
+// the message shows shortened (masked and redacted as shown, never cut),
+// before the message that asks about them: an approver can read all of
+// what runs. The result maps a call's id to its file's name, "" for one
+// whose upload failed; calls shown whole are not in it.
+func (a *slackApprover) attachWholeArgs(ctx context.Context, log *zap.Logger, req agent.ApprovalRequest) map[string]string {
+	files := map[string]string{}
+	for i, c := range req.Calls {
+		if _, short := shownArgs(c); !short {
+			continue
+		}
+		name := fmt.Sprintf("arguments-%d.json", i+1)
+		err := a.r.b.uploadFile(ctx, a.r.req.channel, a.r.req.threadTS, name, "Arguments of "+c.Approval.Tool,
+			agent.ShowArguments(c.Arguments, math.MaxInt))
+		if err != nil {
+			log.Warn("the whole arguments of a call could not be attached", zap.String("tool", c.Tool), zap.Error(slackError(err)))
+			name = ""
+		}
+		files[c.ID] = name
+	}
+	return files
 }
 
 // maxShownCode bounds a call's arguments as sent, escaped, below Slack's
@@ -423,10 +470,11 @@ const (
 
 // Slack refuses a message of more than 50 blocks or about 13,000
 // characters of text: the calls of a turn are asked in as many messages
-// as they need, at most approvalsPerMessage calls (four blocks each) and
-// about approvalText characters in one.
+// as they need, at most approvalsPerMessage calls (five blocks each at
+// most, with the note on shortened arguments) and about approvalText
+// characters in one.
 const (
-	approvalsPerMessage = 12
+	approvalsPerMessage = 9
 	approvalText        = 11000
 )
 
