@@ -3,11 +3,9 @@ package slack_test
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -16,7 +14,6 @@ import (
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack/bottest"
-	"github.com/slackbot/slackbot/tools"
 	"github.com/slackbot/slackbot/tools/mcp"
 )
 
@@ -49,20 +46,7 @@ func TestAFloodOfQuestionsFromOneServerShowsOne(t *testing.T) {
 			wg.Wait()
 			return mcpgo.NewToolResultText("asked"), nil
 		})
-	srv := httptest.NewServer(mcpserver.NewStreamableHTTPServer(s))
-	t.Cleanup(srv.Close)
-	reg, err := mcp.NewRegistry(map[string]config.MCPServer{"flood": {Type: "http", URL: srv.URL}}, mcp.Options{Elicitation: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = reg.Close() })
-	orch := tools.New(context.Background(), tools.Options{}, reg.Providers()...)
-	t.Cleanup(func() { _ = orch.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := orch.Warmup(ctx); err != nil {
-		t.Fatal(err)
-	}
+	orch := servedMCP(t, "flood", s, mcp.Options{Elicitation: true})
 	w := bottest.Start(t, bottest.WithRunner(func(r *agent.Runner) { r.Tools = orch }),
 		bottest.WithConfig(func(c *config.Config) { c.Agents["assistant"].Tools = []string{"flood__*"} }))
 	w.Model.Push(llmtest.Call("flood__ask", `{}`), llmtest.TextReport("Asked."))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -79,20 +78,7 @@ func startAsking(t *testing.T, message, schema string) (*asking, *tools.Orchestr
 			b, _ := json.Marshal(res.Content)
 			return mcpgo.NewToolResultText("booking " + string(res.Action) + " " + string(b)), nil
 		})
-	srv := httptest.NewServer(mcpserver.NewStreamableHTTPServer(s))
-	t.Cleanup(srv.Close)
-	reg, err := mcp.NewRegistry(map[string]config.MCPServer{"asking": {Type: "http", URL: srv.URL}}, mcp.Options{Elicitation: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = reg.Close() })
-	orch := tools.New(context.Background(), tools.Options{}, reg.Providers()...)
-	t.Cleanup(func() { _ = orch.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := orch.Warmup(ctx); err != nil {
-		t.Fatal(err)
-	}
+	orch := servedMCP(t, "asking", s, mcp.Options{Elicitation: true})
 	return a, orch
 }
 

@@ -2,8 +2,6 @@ package state
 
 import (
 	"context"
-	"database/sql"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,27 +11,12 @@ import (
 // and its records read back with none.
 func TestAnOlderSQLiteFileGainsTheApprovalsColumn(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "old.db")
-	old, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	oldSchema := strings.Replace(schema, ",\n\tapprovals     TEXT NOT NULL DEFAULT ''", "", 1)
 	if oldSchema == schema {
 		t.Fatal("the test no longer finds the approvals column in the schema")
 	}
-	if _, err := old.Exec(oldSchema); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := old.Exec(`INSERT INTO sessions (id, user, channel, thread_ts, agent, status, turns, tool_calls, input_tokens, output_tokens, cost_usd, started, duration, report, feedback)
-		VALUES ('S1', 'U1', 'C1', '1.1', 'a', 'success', 1, 0, 0, 0, 0, ?, 0, 'r', '')`, time.Now().UnixNano()); err != nil {
-		t.Fatal(err)
-	}
-	_ = old.Close()
-	s, err := NewSQLite(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openOlder(t, oldSchema, `INSERT INTO sessions (id, user, channel, thread_ts, agent, status, turns, tool_calls, input_tokens, output_tokens, cost_usd, started, duration, report, feedback)
+		VALUES ('S1', 'U1', 'C1', '1.1', 'a', 'success', 1, 0, 0, 0, 0, ?, 0, 'r', '')`, time.Now().UnixNano())
 	defer s.Close()
 	ctx := context.Background()
 	if r, ok, err := s.Session(ctx, "S1"); err != nil || !ok || r.Approvals != nil {
