@@ -21,6 +21,7 @@ import (
 	"github.com/slackbot/slackbot/slack/bottest"
 	"github.com/slackbot/slackbot/slack/emulator"
 	"github.com/slackbot/slackbot/state"
+	"github.com/slackbot/slackbot/state/redistest"
 	"github.com/slackbot/slackbot/tools"
 	"github.com/slackbot/slackbot/tools/mcp"
 	"github.com/slackbot/slackbot/tools/rest"
@@ -436,6 +437,32 @@ func TestApprovalsInSlack(t *testing.T) {
 			t.Fatalf("delete ran %d times", notes.count("delete_note"))
 		}
 		w.Logged("decision recorded by another replica")
+	})
+
+	t.Run("on Redis, a click delivered to the replica not running the session decides there", func(t *testing.T) {
+		t.Parallel()
+		const colleague = "U0COLLEAGUE" // of the bot's organisation, not an approver
+		srv := redistest.Start(t)
+		w, notes, _ := approvalWorld(t, time.Minute, bottest.OnStore(dialRedis(t, srv, "approvals:")))
+		w.Replica(bottest.OnStore(dialRedis(t, srv, "approvals:")))
+		w.Model.Push(llmtest.Call("notes__delete_note", `{"id":"1"}`), llmtest.TextReport("Done."))
+		ts := w.Slack.Mention(channel, asker, "delete")
+		m := awaitApproval(w, ts, 1)
+		other := otherConn(w, mentionConn(w, ts))
+		if _, err := w.Slack.ClickOn(other, channel, m.TS, colleague, "slackbot_approve", ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Slack.ClickOn(other, channel, m.TS, asker, "slackbot_deny", ""); err != nil {
+			t.Fatal(err)
+		}
+		w.Answered(channel, ts, "Done.")
+		if notes.count("delete_note") != 0 {
+			t.Fatalf("delete ran %d times: a colleague's approval on the other replica was honoured", notes.count("delete_note"))
+		}
+		now := blocksText(messageNow(w, ts, m.TS))
+		if !strings.Contains(now, "Denied by <@"+asker+">") {
+			t.Errorf("the asker's denial on the other replica is not shown: %s", now)
+		}
 	})
 
 	t.Run("a REST GET runs at once and a POST waits", func(t *testing.T) {
