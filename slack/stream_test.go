@@ -335,11 +335,7 @@ func TestAFailedSessionEndsItsStreamWithItsNoteAndNoTaskInProgress(t *testing.T)
 	if len(s.Blocks) == 0 || holding(w, channel, ts, "") != 1 {
 		t.Errorf("stream %+v: want it ended with the failure's note, alone in the thread", s)
 	}
-	for _, task := range s.Tasks {
-		if task.Status == "in_progress" || task.Status == "pending" {
-			t.Errorf("task %+v is left %s", task, task.Status)
-		}
-	}
+	noTaskInProgress(t, s)
 }
 
 // The shutdown ends a streamed session's stream with its note, every task
@@ -358,11 +354,7 @@ func TestShutdownEndsAStreamWithTheInterruptedNote(t *testing.T) {
 	if !strings.Contains(string(s.Blocks), "Interrupted") || holding(w, channel, ts, "Interrupted") != 1 {
 		t.Errorf("stream %+v; want it ended with the interrupted note, shown once", s)
 	}
-	for _, task := range s.Tasks {
-		if task.Status == "in_progress" || task.Status == "pending" {
-			t.Errorf("task %+v is left %s", task, task.Status)
-		}
-	}
+	noTaskInProgress(t, s)
 }
 
 // A session waiting for its turn shows it as a pending task, completed

@@ -116,11 +116,7 @@ func TestAStreamInterruptedWhileWaitingOnAPersonLeavesNoWaitInProgress(t *testin
 	if !ok || task.Status != "error" {
 		t.Errorf("the wait's task %+v (shown: %v); want it ended in error with the session", task, ok)
 	}
-	for _, task := range s.Tasks {
-		if task.Status == "in_progress" || task.Status == "pending" {
-			t.Errorf("task %+v is left %s", task, task.Status)
-		}
-	}
+	noTaskInProgress(t, s)
 }
 
 // A session shown as a progress message says in its headline whom it

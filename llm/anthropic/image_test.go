@@ -3,27 +3,16 @@ package anthropic_test
 import (
 	"bytes"
 	"context"
-	"image"
-	"image/color"
-	"image/png"
 	"strings"
 	"testing"
 
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/testdoc"
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/llmtest"
 )
 
-func pngBytes(t *testing.T, w, h int) []byte {
-	t.Helper()
-	img := image.NewGray(image.Rect(0, 0, w, h))
-	img.Set(1, 1, color.Gray{Y: 200})
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
+func pngBytes(t *testing.T, w, h int) []byte { return testdoc.PNG(t, testdoc.Grey(w, h)) }
 
 func imageRequest(model string, stream bool, data []byte) *llm.Request {
 	return &llm.Request{Model: model, Stream: stream, Messages: []llm.Message{

@@ -3,27 +3,16 @@ package openai_test
 import (
 	"bytes"
 	"context"
-	"image"
-	"image/color"
-	"image/png"
 	"strings"
 	"testing"
 
 	"github.com/slackbot/slackbot/config"
+	"github.com/slackbot/slackbot/internal/testdoc"
 	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/llmtest"
 )
 
-func pngBytes(t *testing.T) []byte {
-	t.Helper()
-	img := image.NewRGBA(image.Rect(0, 0, 4, 3))
-	img.Set(1, 1, color.RGBA{R: 200, A: 255})
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
+func pngBytes(t *testing.T) []byte { return testdoc.PNG(t, testdoc.Grey(4, 3)) }
 
 func imageRequest(t *testing.T, stream bool) (*llm.Request, []byte) {
 	data := pngBytes(t)
