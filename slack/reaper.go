@@ -276,11 +276,12 @@ type liveRecord struct {
 	recorded bool
 }
 
-// put records the message at ts of session in channel.
-func (l *liveRecord) put(ctx context.Context, b *Bot, session, channel, ts string) {
+// put records the message at ts of session in channel (a stream with
+// the tasks it shows running).
+func (l *liveRecord) put(ctx context.Context, b *Bot, session, channel, ts string, tasks ...state.OpenTask) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), progressCallTimeout)
 	defer cancel()
-	err := b.records.putProgress(rctx, state.Progress{Session: session, Channel: channel, TS: ts, Owner: b.owner})
+	err := b.records.putProgress(rctx, state.Progress{Session: session, Channel: channel, TS: ts, Owner: b.owner, Tasks: tasks})
 	l.mu.Lock()
 	l.recorded = err == nil
 	l.mu.Unlock()
@@ -320,19 +321,9 @@ func (l *liveRecord) drop(ctx context.Context, b *Bot, session string) {
 func (p *progress) forget(ctx context.Context) { p.rec.drop(ctx, p.b, p.id) }
 
 // withoutLive leaves out of msgs, progress messages of a thread other than
-// the caller's own, those of sessions still alive: recorded, and owned by
-// a replica that is alive (a follow-up queued behind the lease). Without a
-// store to ask, every one is taken as abandoned.
-func (b *Bot) withoutLive(ctx context.Context, msgs []slackapi.Message) []slackapi.Message {
-	if len(msgs) == 0 {
-		return msgs
-	}
-	lctx, cancel := context.WithTimeout(ctx, progressCallTimeout)
-	list, err := b.records.progresses(lctx)
-	cancel()
-	if err != nil {
-		return msgs
-	}
+// the caller's own, those of sessions still alive: recorded in list, and
+// owned by a replica that is alive (a follow-up queued behind the lease).
+func (b *Bot) withoutLive(ctx context.Context, list []state.Progress, msgs []slackapi.Message) []slackapi.Message {
 	owners := map[string]string{} // ts → owner
 	for _, p := range list {
 		owners[p.TS] = p.Owner

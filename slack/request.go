@@ -152,8 +152,7 @@ func (r *run) execute(ctx context.Context, log *zap.Logger) {
 	history, abandoned, shared := b.history(hctx, r.req, r.display.messageTS())
 	files := r.attachments(hctx, log)
 	hcancel()
-	b.closeAbandoned(ctx, r.req.channel, b.withoutLive(ctx, abandoned))
-	b.settleThreadStreams(ctx, r.req)
+	b.settleLeftovers(ctx, r.req, abandoned)
 	history, dropped := agent.TrimHistory(r.agent, history, r.req.text)
 	if dropped > 0 {
 		log.Info("thread history trimmed to the model's window", zap.Int("dropped", dropped))

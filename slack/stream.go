@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/slackbot/slackbot/blockkit"
 	"github.com/slackbot/slackbot/config"
 	"github.com/slackbot/slackbot/slack/ratelimit"
+	"github.com/slackbot/slackbot/state"
 	"github.com/slackbot/slackbot/telemetry"
 )
 
@@ -49,7 +49,7 @@ type stream struct {
 	session  bool       // an agent session follows the stream
 	rec      liveRecord // the open stream's record in the state store
 	// recordedTasks are the running tasks its record names, as written.
-	recordedTasks string
+	recordedTasks []state.OpenTask
 	last          chan struct{}
 	stopped       bool
 	quit          chan struct{}
@@ -126,8 +126,11 @@ func (s *stream) beginWith(ctx context.Context, headline string) {
 	s.mu.Lock()
 	s.ts, s.open = ts, true
 	s.mu.Unlock()
-	s.rec.put(ctx, s.b, streamRecordKey(s.req.channel, s.req.threadTS, s.id), s.req.channel, ts)
-	s.recordTasks(ctx, ts) // those the start showed
+	running := s.tl.running(maxRecordedTasks) // those the start showed
+	s.mu.Lock()
+	s.recordedTasks = running
+	s.mu.Unlock()
+	s.rec.put(ctx, s.b, streamRecordKey(s.req.channel, s.req.threadTS, s.id), s.req.channel, ts, running...)
 	s.sessionStatus("processing", escape(clipLine(s.req.text, 60)))
 }
 
@@ -258,13 +261,9 @@ func (s *stream) flush(ctx context.Context) {
 // a replica that died ends them too.
 func (s *stream) recordTasks(ctx context.Context, ts string) {
 	open := s.tl.running(maxRecordedTasks)
-	sig := ""
-	if len(open) > 0 {
-		sig = fmt.Sprint(open)
-	}
 	s.mu.Lock()
-	same := sig == s.recordedTasks
-	s.recordedTasks = sig
+	same := slices.Equal(open, s.recordedTasks)
+	s.recordedTasks = open
 	s.mu.Unlock()
 	if !same {
 		s.rec.update(ctx, s.b, streamRecordKey(s.req.channel, s.req.threadTS, s.id), s.req.channel, ts, open)

@@ -29,19 +29,28 @@ func streamRecordKey(channel, threadTS, id string) string {
 	return streamRecordPrefix + threadKey(channel, threadTS) + "|" + id
 }
 
-// settleThreadStreams ends the streams left open in the thread of req by
-// sessions whose replica died. Only the holder of the thread's lease calls
-// it; a stream of a replica still alive (a session there waiting for the
-// thread) is left alone, and so is every stream when the store cannot
-// tell: the reaper's sweep settles those.
-func (b *Bot) settleThreadStreams(ctx context.Context, req request) {
-	if req.threadTS == "" || req.threadTS == req.ts && !req.followup {
-		return // a new thread: no session was here before
+// settleLeftovers settles what sessions of req's thread whose replica died
+// left there: their progress messages among abandoned (the thread's,
+// other than the caller's own) and their open streams. Only the holder of
+// the thread's lease calls it, and the store's live records are listed
+// once for both. A message or stream of a replica still alive (a session
+// there waiting for the thread) is left alone; without a store to ask,
+// every progress message is taken as abandoned and every stream left to
+// the reaper's sweep.
+func (b *Bot) settleLeftovers(ctx context.Context, req request, abandoned []slackapi.Message) {
+	streams := req.threadTS != "" && (req.threadTS != req.ts || req.followup) // else a new thread: no session was here before
+	if len(abandoned) == 0 && !streams {
+		return
 	}
 	lctx, cancel := context.WithTimeout(ctx, progressCallTimeout)
 	list, err := b.records.progresses(lctx)
 	cancel()
 	if err != nil {
+		b.closeAbandoned(ctx, req.channel, abandoned)
+		return
+	}
+	b.closeAbandoned(ctx, req.channel, b.withoutLive(ctx, list, abandoned))
+	if !streams {
 		return
 	}
 	prefix := streamRecordKey(req.channel, req.threadTS, "")

@@ -2,6 +2,7 @@ package slack
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 	"unicode"
@@ -55,9 +56,9 @@ func (b *Bot) waitNames(w *agent.WaitInfo) []string {
 		return nil
 	}
 	book := b.newNameBook()
-	out := make([]string, 0, min(len(w.Who), maxWaitNames+1))
+	out := make([]string, 0, len(w.Who))
 	for i, id := range w.Who {
-		if i > maxWaitNames { // the title names three and counts the rest
+		if i >= maxWaitNames { // the title names three and counts the rest
 			out = append(out, id)
 			continue
 		}
@@ -75,7 +76,7 @@ func (tl *timeline) waitOn(w *agent.WaitInfo, title string, at time.Time) {
 		return // told twice: one wait, one task
 	}
 	t := tl.open(waitKeyPrefix+w.ID, title, w.What, at)
-	t.turn, t.index = tl.turns, int(^uint(0)>>1)
+	t.turn, t.index = tl.turns, math.MaxInt
 	tl.waits++
 }
 
