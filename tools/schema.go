@@ -46,6 +46,9 @@ func CompileSchema(doc json.RawMessage) (*Schema, error) {
 func compileSchemaValue(v any) (*Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
+	// A schema from a server or a model references nothing outside
+	// itself: no file, no URL is ever read for it.
+	c.UseLoader(jsonschema.SchemeURLLoader{})
 	const loc = "mem:///schema.json"
 	if err := c.AddResource(loc, v); err != nil {
 		return nil, fmt.Errorf("schema: %w", err)

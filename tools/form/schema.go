@@ -21,6 +21,9 @@ func compile(doc json.RawMessage) (*jsonschema.Schema, error) {
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
+	// A schema from a server or a model references nothing outside
+	// itself: no file, no URL is ever read for it.
+	c.UseLoader(jsonschema.SchemeURLLoader{})
 	const loc = "mem:///requested.json"
 	if err := c.AddResource(loc, v); err != nil {
 		return nil, fmt.Errorf("the requested schema: %w", err)
