@@ -126,7 +126,7 @@ func (s *session) dispatch(ctx context.Context, c *llm.ToolCall, op *Op, parent 
 			ctx = tools.WithLogger(ctx, s.log)
 		}
 		ctx = tools.WithWaiter(ctx, callWaiter{s: s, op: op})
-		ctx = s.elicitContext(ctx, op)
+		ctx = s.elicitContext(ctx)
 		if s.store != nil || s.a.ToolOutput.MaxBytes > 0 {
 			// Else (an agent built in code without tool_output) the
 			// orchestrator's own size cap applies.

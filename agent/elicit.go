@@ -9,10 +9,11 @@ import (
 
 // waitingElicitor is the session's elicitor as its tool calls see it: the
 // front end's, with the wait shown to the observers (EventWaiting, then
-// EventResumed with the outcome).
+// EventResumed with the outcome) through the asking call's waiter. Every
+// call of a session holds the same value, so a server's question that
+// names no call is still known to be that session's.
 type waitingElicitor struct {
 	s    *session
-	op   *Op
 	next tools.Elicitor
 }
 
@@ -30,7 +31,10 @@ func (w waitingElicitor) Elicit(ctx context.Context, req tools.ElicitRequest) (t
 	if a, ok := w.next.(answerers); ok {
 		who = a.Answerers()
 	}
-	done := callWaiter{s: w.s, op: w.op}.Waiting("answer to "+req.Server+"'s question", who)
+	done := func(string) {}
+	if wt := tools.WaiterFrom(ctx); wt != nil { // the asking call's
+		done = wt.Waiting("answer to "+req.Server+"'s question", who)
+	}
 	resume := tools.PauseTimeout(ctx)
 	ans, err := w.next.Elicit(ctx, req)
 	resume()
@@ -62,9 +66,9 @@ const ReasonTimedOut = "nobody answered in time"
 
 // elicitContext gives a tool call's context the session's elicitor, when
 // the session has one.
-func (s *session) elicitContext(ctx context.Context, op *Op) context.Context {
+func (s *session) elicitContext(ctx context.Context) context.Context {
 	if s.in.Elicitor == nil {
 		return ctx
 	}
-	return tools.WithElicitor(ctx, waitingElicitor{s: s, op: op, next: s.in.Elicitor})
+	return tools.WithElicitor(ctx, waitingElicitor{s: s, next: s.in.Elicitor})
 }

@@ -16,7 +16,7 @@ import (
 // checked against the schema and the fields with problems asked again.
 type termElicitor struct {
 	mu   sync.Mutex
-	line func() (string, bool) // the next line typed; false at the end of input
+	line func(ctx context.Context) (string, bool) // the next line typed; false at the end of input or of ctx
 	out  io.Writer
 }
 
@@ -31,7 +31,7 @@ func (t *termElicitor) Elicit(ctx context.Context, req tools.ElicitRequest) (too
 	defer t.mu.Unlock()
 	fmt.Fprintf(t.out, "\n%s asks: %s\n", inert(req.Server), inert(req.Message))
 	fmt.Fprint(t.out, "Answer it? [Enter] yes, d: decline, c: cancel: ")
-	choice, ok := t.line()
+	choice, ok := t.line(ctx)
 	if !ok || ctx.Err() != nil {
 		return tools.ElicitAnswer{Action: tools.ElicitCancel, Reason: "no answer on the terminal"}, nil
 	}
@@ -46,7 +46,7 @@ func (t *termElicitor) Elicit(ctx context.Context, req tools.ElicitRequest) (too
 	for {
 		for _, fd := range ask {
 			fmt.Fprint(t.out, prompt(fd))
-			s, ok := t.line()
+			s, ok := t.line(ctx)
 			if !ok || ctx.Err() != nil {
 				return tools.ElicitAnswer{Action: tools.ElicitCancel, Reason: "no answer on the terminal"}, nil
 			}
@@ -137,10 +137,15 @@ func inert(s string) string {
 	}, s)
 }
 
-// nextLine reads the next line typed from lines; false once input ended.
-func nextLine(lines <-chan string) func() (string, bool) {
-	return func() (string, bool) {
-		l, ok := <-lines
-		return l, ok
+// nextLine reads the next line typed from lines; false once input ended
+// or ctx did.
+func nextLine(lines <-chan string) func(context.Context) (string, bool) {
+	return func(ctx context.Context) (string, bool) {
+		select {
+		case l, ok := <-lines:
+			return l, ok
+		case <-ctx.Done():
+			return "", false
+		}
 	}
 }

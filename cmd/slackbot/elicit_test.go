@@ -19,7 +19,7 @@ const tableSchema = `{"type":"object","properties":{
 func typed(lines ...string) (*termElicitor, *strings.Builder) {
 	var out strings.Builder
 	i := 0
-	return &termElicitor{out: &out, line: func() (string, bool) {
+	return &termElicitor{out: &out, line: func(context.Context) (string, bool) {
 		if i >= len(lines) {
 			return "", false
 		}
@@ -85,5 +85,18 @@ func TestAServersEscapeSequencesReachTheTerminalInert(t *testing.T) {
 	}
 	if strings.ContainsAny(out.String(), "\x1b\x07\r") {
 		t.Fatalf("control characters reached the terminal: %q", out.String())
+	}
+}
+
+// A question on a terminal where nobody types ends with its call: the
+// wait is cancelled, never held for good.
+func TestATerminalQuestionNobodyAnswersEndsWithItsCall(t *testing.T) {
+	var out strings.Builder
+	e := &termElicitor{out: &out, line: nextLine(make(chan string))} // nothing is ever typed
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ans, err := e.Elicit(ctx, tools.ElicitRequest{Server: "booking", Message: "Which table?", Schema: json.RawMessage(tableSchema)})
+	if err != nil || ans.Action != tools.ElicitCancel {
+		t.Fatalf("answer %+v, %v; want cancel", ans, err)
 	}
 }
