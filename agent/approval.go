@@ -98,7 +98,7 @@ func (r *Runner) approvalTimeout() time.Duration {
 // done is closed.
 type approvalGate struct {
 	done      chan struct{}
-	decisions map[string]Decision // by call id
+	decisions map[*llm.ToolCall]Decision
 }
 
 // approvalOf is the tool's Approval when c is a shared tool's call that
@@ -122,6 +122,16 @@ func deniedKey(c *llm.ToolCall) string {
 		}
 	}
 	return c.Name + "\x00" + args
+}
+
+// dropGates forgets the approvals asked for cs once their turn (or
+// batch) is over, whether or not each call came to run.
+func (s *session) dropGates(cs []*llm.ToolCall) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range cs {
+		delete(s.gates, c)
+	}
 }
 
 // askApprovals starts asking, together, about the calls among cs that wait
@@ -151,6 +161,7 @@ func (s *session) askApprovalsBy(ctx context.Context, cs []*llm.ToolCall, need f
 	}
 	var pending []PendingCall
 	var whos [][]string
+	var asked []*llm.ToolCall
 	for _, c := range cs {
 		a := need(c)
 		if a == nil || s.wasDenied(c) || ap.Standing(ctx, c.Name) {
@@ -158,17 +169,18 @@ func (s *session) askApprovalsBy(ctx context.Context, cs []*llm.ToolCall, need f
 		}
 		pending = append(pending, PendingCall{ID: s.id + "/" + c.ID + "-" + randomID(2), CallID: c.ID, Tool: c.Name, Approval: *a, Arguments: c.Arguments})
 		whos = append(whos, ap.Deciders(a.Approvers))
+		asked = append(asked, c)
 	}
 	if len(pending) == 0 {
 		return
 	}
-	g := &approvalGate{done: make(chan struct{}), decisions: map[string]Decision{}}
+	g := &approvalGate{done: make(chan struct{}), decisions: map[*llm.ToolCall]Decision{}}
 	s.mu.Lock()
 	if s.gates == nil {
-		s.gates = map[string]*approvalGate{}
+		s.gates = map[*llm.ToolCall]*approvalGate{}
 	}
-	for _, p := range pending {
-		s.gates[p.CallID] = g
+	for _, c := range asked {
+		s.gates[c] = g
 	}
 	s.mu.Unlock()
 	resume := s.clock.pause()
@@ -197,7 +209,7 @@ func (s *session) askApprovalsBy(ctx context.Context, cs []*llm.ToolCall, need f
 			if d.At.IsZero() {
 				d.At = s.now()
 			}
-			g.decisions[p.CallID] = d
+			g.decisions[asked[i]] = d
 			s.emit(Event{Kind: EventResumed, Op: s.turnOp, Wait: &WaitInfo{ID: p.ID, Who: whos[i], What: waitWhat(p.Approval), Outcome: d.Outcome},
 				Notice: decisionNote(p, d)})
 		}
@@ -238,7 +250,7 @@ func (s *session) clearance(ctx context.Context, c *llm.ToolCall) (string, error
 		return noApproverMsg, errDenied
 	}
 	s.mu.Lock()
-	g := s.gates[c.ID]
+	g := s.gates[c]
 	s.mu.Unlock()
 	if g == nil {
 		if ap.Standing(ctx, c.Name) {
@@ -246,7 +258,7 @@ func (s *session) clearance(ctx context.Context, c *llm.ToolCall) (string, error
 		}
 		s.askApprovalsBy(ctx, []*llm.ToolCall{c}, s.approvalNow) // a call no turn asked about
 		s.mu.Lock()
-		g = s.gates[c.ID]
+		g = s.gates[c]
 		s.mu.Unlock()
 		switch {
 		case g == nil && s.wasDenied(c):
@@ -257,8 +269,8 @@ func (s *session) clearance(ctx context.Context, c *llm.ToolCall) (string, error
 	}
 	<-g.done
 	s.mu.Lock()
-	d := g.decisions[c.ID]
-	delete(s.gates, c.ID)
+	d := g.decisions[c]
+	delete(s.gates, c)
 	s.mu.Unlock()
 	switch d.Outcome {
 	case OutcomeApproved:

@@ -32,6 +32,7 @@ func (s *session) runTools(ctx context.Context, calls []llm.ToolCall, final bool
 		}
 	}
 	s.askApprovals(ctx, asked)
+	defer s.dropGates(asked)
 	var wg sync.WaitGroup
 	for i := range calls {
 		c := &calls[i]
@@ -265,6 +266,7 @@ func (s *session) batch(ctx context.Context, c *llm.ToolCall, op *Op, inBatch bo
 		inners[i] = &llm.ToolCall{ID: fmt.Sprintf("%s.%d", c.ID, i+1), Name: bc.Tool, Arguments: string(bc.Parameters)}
 	}
 	s.askApprovals(ctx, inners)
+	defer s.dropGates(inners)
 	var wg sync.WaitGroup
 	for i := range a.Calls {
 		inner := inners[i]

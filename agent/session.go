@@ -201,9 +201,9 @@ type session struct {
 	terminate *terminateNote
 	lastTool  string // the latest successful tool result, for last-chance adoption
 	handoff   *handoff
-	loaded    loadedTools              // the tools tools__search found
-	gates     map[string]*approvalGate // by call id: the calls waiting for a person
-	denied    map[string]bool          // by deniedKey: calls a person denied
+	loaded    loadedTools                     // the tools tools__search found
+	gates     map[*llm.ToolCall]*approvalGate // the calls waiting for a person, each its own (the model may repeat an id)
+	denied    map[string]bool                 // by deniedKey: calls a person denied
 }
 
 type terminateNote struct {

@@ -85,7 +85,7 @@ func (t *TerminalApprover) Approve(ctx context.Context, req ApprovalRequest) []D
 			out[i] = Decision{Outcome: OutcomeApproved, Thread: true, At: time.Now()}
 			continue
 		}
-		fmt.Fprintf(w, "\n%s wants to call %s (%s %s)", req.Agent, c.Tool, c.Approval.Server, c.Approval.Tool)
+		fmt.Fprintf(w, "\n%s wants to call %s (%s %s)", req.Agent, c.Tool, inert(c.Approval.Server), inert(c.Approval.Tool))
 		if c.Approval.Summary != "" {
 			fmt.Fprintf(w, ": %s", inert(c.Approval.Summary))
 		}

@@ -43,8 +43,9 @@ const (
 	approveThreadAction = "slackbot_approve_thread"
 )
 
-// approvalActions are the decisions a click can make.
-var approvalActions = []string{approveAction, denyAction, approveThreadAction}
+// approvalActions are the decisions a click can make, a denial first: of
+// two recorded on another replica within one look, the denial stands.
+var approvalActions = []string{denyAction, approveAction, approveThreadAction}
 
 // approvalRefusal is what someone who may not decide is told.
 const approvalRefusal = "Only the person who asked, or the approvers of this tool, can decide on this call."
