@@ -79,7 +79,11 @@ func (w *blindWatch) tell(ctx context.Context, log *zap.Logger) {
 		return
 	}
 	log.Info("a model without vision took over a question with pictures")
-	if _, err := w.r.b.send(ctx, w.r.req.channel, w.r.req.threadTS, "", noteMessage(blindFallbackNote)); err != nil {
+	// The session may have been stopped: its answer is still posted, and
+	// so is the note, on a clock of its own.
+	nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), noteTimeout)
+	defer cancel()
+	if _, err := w.r.b.send(nctx, w.r.req.channel, w.r.req.threadTS, "", noteMessage(blindFallbackNote)); err != nil {
 		log.Warn("the note on a model without vision could not be posted", zap.Error(slackError(err)))
 	}
 }

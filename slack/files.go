@@ -99,11 +99,12 @@ func (r *run) attachments(ctx context.Context, log *zap.Logger) []attach.File {
 	// The downloads share half of what is left of the session's clock, so
 	// that a file host that dribbles or stalls leaves the session time to
 	// answer, and the note below time to be posted.
-	dctx, cancel := context.WithCancel(ctx)
+	dctx := ctx
 	if deadline, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
 		dctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(deadline)/2))
+		defer cancel()
 	}
-	defer cancel()
 	var got []attach.File
 	images := 0
 	for _, f := range read {
@@ -152,7 +153,7 @@ func (r *run) download(ctx context.Context, f attachedFile) ([]byte, string) {
 	case err == nil:
 		return data, ""
 	case errors.Is(err, attach.ErrTooLarge):
-		return nil, fmt.Sprintf("%s was not read: it is over %s, the most I read of a file.", name, attach.FormatSize(fileMaxBytes(r.b.cfg)))
+		return nil, attach.TooLargeReason(f.Name, 0, fileMaxBytes(r.b.cfg))
 	case errors.Is(err, attach.ErrHostNotAllowed):
 		return nil, name + " was not read: it is not on Slack's file host, and I send my token nowhere else."
 	case errors.Is(err, attach.ErrSignIn):

@@ -3,7 +3,6 @@ package slack_test
 import (
 	"sync"
 
-	"github.com/slackbot/slackbot/llm"
 	"github.com/slackbot/slackbot/llm/llmtest"
 	"github.com/slackbot/slackbot/slack/bottest"
 )
@@ -15,14 +14,7 @@ const (
 )
 
 // lastUserText is the last user message the model was sent.
-func lastUserText(r *llmtest.Recorded) string {
-	for i := len(r.Messages) - 1; i >= 0; i-- {
-		if r.Messages[i].Role == llm.RoleUser {
-			return r.Messages[i].Content
-		}
-	}
-	return ""
-}
+func lastUserText(r *llmtest.Recorded) string { return lastUser(r).Content }
 
 // gate holds model replies until released, so a test can act while a
 // session is running.

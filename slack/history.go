@@ -41,16 +41,18 @@ func (b *Bot) history(ctx context.Context, req request, own string) (turns []llm
 			continue
 		}
 		var msg llm.Message
+		var by string // who shared the message's files
 		if m.BotID != "" || m.User == b.botUserID {
 			if m.BotID != "" && m.BotID != b.botID && m.User != b.botUserID {
-				msg = llm.Message{Role: llm.RoleUser, Content: "(another bot) " + m.Text}
+				msg, by = llm.Message{Role: llm.RoleUser, Content: "(another bot) " + m.Text}, "another bot"
 			} else {
-				msg = llm.Message{Role: llm.RoleAssistant, Content: m.Text}
+				msg, by = llm.Message{Role: llm.RoleAssistant, Content: m.Text}, "the bot"
 			}
 		} else {
-			msg = llm.Message{Role: llm.RoleUser, Content: names.name(ctx, m.User) + ": " + names.mentions(ctx, b.stripMention(m.Text))}
+			by = names.name(ctx, m.User)
+			msg = llm.Message{Role: llm.RoleUser, Content: by + ": " + names.mentions(ctx, b.stripMention(m.Text))}
 		}
-		listed, shared := listFiles(ctx, names, m)
+		listed, shared := listFiles(by, m)
 		msg.Content += listed
 		if chars+len(msg.Content) > b.cfg.History.MaxChars {
 			break

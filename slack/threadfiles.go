@@ -3,7 +3,6 @@ package slack
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -38,14 +37,10 @@ type threadFile struct {
 
 // listFiles is the lines naming m's files in its history turn, and the
 // files themselves.
-func listFiles(ctx context.Context, names *nameBook, m slackapi.Message) (string, []threadFile) {
+func listFiles(by string, m slackapi.Message) (string, []threadFile) {
 	files := filesOf(m.Files)
 	if len(files) == 0 {
 		return "", nil
-	}
-	by := "the bot"
-	if m.BotID == "" && m.User != "" {
-		by = names.name(ctx, m.User)
 	}
 	var b strings.Builder
 	out := make([]threadFile, 0, len(files))
@@ -111,11 +106,7 @@ func (r *run) fetchThreadFile(ctx context.Context, files []threadFile, id string
 	case attach.KindPDF:
 		text, err := attach.PDFText(data)
 		if err != nil {
-			msg := err.Error()
-			if errors.Is(err, attach.ErrNoText) {
-				msg = attach.ErrNoText.Error()
-			}
-			return agent.SessionResult{IsError: true, Content: head + ": " + msg}
+			return agent.SessionResult{IsError: true, Content: head + ": " + err.Error()}
 		}
 		return agent.SessionResult{Content: text, Store: true, Name: f.Name}
 	case attach.KindImage:

@@ -55,9 +55,10 @@ func (r *run) asFile(ctx context.Context, log *zap.Logger, rep *agent.Report, ms
 	}
 	name, data := "answer.md", markdown
 	if strings.TrimSpace(data) == "" {
+		p := b.voicePolicy(ctx) // one budget of name lookups for the whole answer
 		voiced := make([]blockkit.Message, len(msgs))
 		for i, m := range msgs {
-			voiced[i] = b.voiced(ctx, m)
+			voiced[i] = blockkit.Voice(m, p)
 		}
 		data = blockkit.FileText(voiced)
 	}
