@@ -77,10 +77,9 @@ type clock struct {
 	above *clock
 	ctxs  []*movable
 
-	mu     sync.Mutex
-	held   int       // waits in progress
-	since  time.Time // when the first of them started
-	waited time.Duration
+	mu    sync.Mutex
+	held  int       // waits in progress
+	since time.Time // when the first of them started
 }
 
 // pause stops the clock (and the clocks above) until the returned func is
@@ -106,7 +105,6 @@ func (c *clock) pause() (resume func()) {
 			c.held--
 			if c.held == 0 {
 				d := time.Since(c.since)
-				c.waited += d
 				for _, m := range c.ctxs {
 					m.push(d)
 				}
@@ -115,11 +113,4 @@ func (c *clock) pause() (resume func()) {
 			up()
 		})
 	}
-}
-
-// Waited is how long the clock stood still.
-func (c *clock) Waited() time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.waited
 }

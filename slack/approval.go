@@ -255,14 +255,10 @@ func (a *slackApprover) Approve(ctx context.Context, req agent.ApprovalRequest) 
 		// Settled off ctx, which has ended: the buttons must not stay.
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		late := out
-		if ctx.Err() != nil {
-			late = make([]agent.Decision, n)
-			copy(late, out)
-			for i := range late {
-				if late[i].Outcome == "" {
-					late[i].Outcome = unanswered(ctx)
-				}
+		late := slices.Clone(out) // the wait ends only when ctx does
+		for i := range late {
+			if late[i].Outcome == "" {
+				late[i].Outcome = unanswered(ctx)
 			}
 		}
 		for p, idx := range parts {
@@ -364,11 +360,11 @@ func approvalMessage(req agent.ApprovalRequest, idx []int, decided []agent.Decis
 	for k, i := range idx {
 		calls[k] = req.Calls[i]
 	}
-	intro := fmt.Sprintf("*%s* needs approval to run this tool call:", escapeMrkdwn(req.Agent))
+	intro := fmt.Sprintf("*%s* needs approval to run this tool call:", escape(req.Agent))
 	if len(calls) > 1 {
-		intro = fmt.Sprintf("*%s* needs approval to run these %d tool calls:", escapeMrkdwn(req.Agent), len(calls))
+		intro = fmt.Sprintf("*%s* needs approval to run these %d tool calls:", escape(req.Agent), len(calls))
 	}
-	m := blockkit.Message{Text: "Approval needed: " + escapeMrkdwn(callNames(calls))}
+	m := blockkit.Message{Text: "Approval needed: " + escape(callNames(calls))}
 	m.Blocks = append(m.Blocks, slackapi.NewSectionBlock(slackapi.NewTextBlockObject(slackapi.MarkdownType, intro, false, false), nil, nil,
 		slackapi.SectionBlockOptionBlockID(approvalBlockID)))
 	for k, i := range idx {
@@ -397,9 +393,9 @@ func approvalMessage(req agent.ApprovalRequest, idx []int, decided []agent.Decis
 
 // callWhat is a call's tool in mrkdwn: server, name, summary.
 func callWhat(c agent.PendingCall) string {
-	what := fmt.Sprintf("*%s* · `%s`", escapeMrkdwn(c.Approval.Server), escapeCode(c.Approval.Tool))
+	what := fmt.Sprintf("*%s* · `%s`", escape(c.Approval.Server), escapeCode(c.Approval.Tool))
 	if s := c.Approval.Summary; s != "" {
-		what += "\n" + escapeMrkdwn(shortText(s, 200))
+		what += "\n" + escape(shortText(s, 200))
 	}
 	return what
 }
@@ -436,7 +432,7 @@ func wholeArgsNote(file string) string {
 	if file == "" {
 		return "_The arguments are shortened, and the whole could not be attached._"
 	}
-	return "_The arguments are shortened: the whole are in the file " + escapeMrkdwn(file) + " above._"
+	return "_The arguments are shortened: the whole are in the file " + escape(file) + " above._"
 }
 
 // attachWholeArgs uploads, in the thread, the whole arguments of each call
@@ -525,15 +521,9 @@ func callNames(calls []agent.PendingCall) string {
 	return strings.Join(names, ", ")
 }
 
-var mrkdwnEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
-
-// escapeMrkdwn makes text literal in mrkdwn: no mention, link or
-// broadcast can be written with it.
-func escapeMrkdwn(s string) string { return mrkdwnEscaper.Replace(s) }
-
-// escapeCode is escapeMrkdwn for text inside a code block or span, which
-// a backtick would end.
-func escapeCode(s string) string { return strings.ReplaceAll(escapeMrkdwn(s), "`", "ˋ") }
+// escapeCode is escape for text inside a code block or span, which a
+// backtick would end.
+func escapeCode(s string) string { return strings.ReplaceAll(escape(s), "`", "ˋ") }
 
 // shortText cuts s to max characters, saying so.
 func shortText(s string, max int) string {

@@ -474,10 +474,11 @@ func (p *progress) render(headline string) blockkit.Message {
 	return blockkit.Message{Text: lines[0], Blocks: blocks, Controls: []slackapi.Block{controls}}
 }
 
-// escape keeps text from being read as Slack markup.
-func escape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
+// escape keeps text from being read as Slack markup: no mention, link or
+// broadcast can be written with it.
+func escape(s string) string { return markupEscaper.Replace(s) }
+
+var markupEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 // thousands writes n with thousands separators, as Slack users read numbers.
 func thousands(n int) string { return english.Sprintf("%d", n) }
