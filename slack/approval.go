@@ -165,8 +165,9 @@ func (a *slackApprover) Approve(ctx context.Context, req agent.ApprovalRequest) 
 		}
 	}()
 	log := b.log.With(zap.String("session", req.Session))
-	files := a.attachWholeArgs(ctx, log, req)
-	parts := approvalParts(req)
+	shown := showCalls(req)
+	a.attachWholeArgs(ctx, log, req, shown)
+	parts := approvalParts(req, shown)
 	tss := make([]string, len(parts))
 	partOf := make([]int, n)
 	left := n
@@ -174,7 +175,7 @@ func (a *slackApprover) Approve(ctx context.Context, req agent.ApprovalRequest) 
 		for _, i := range idx {
 			partOf[i] = p
 		}
-		ts, err := b.send(ctx, r.req.channel, r.req.threadTS, "", approvalMessage(req, idx, out, r.req.user, files))
+		ts, err := b.send(ctx, r.req.channel, r.req.threadTS, "", approvalMessage(req, idx, out, r.req.user, shown))
 		if err != nil {
 			log.Warn("the approval message could not be posted", zap.Error(slackError(err)))
 			for _, i := range idx {
@@ -189,7 +190,7 @@ func (a *slackApprover) Approve(ctx context.Context, req agent.ApprovalRequest) 
 		if tss[p] == "" {
 			return
 		}
-		if _, err := b.send(uctx, r.req.channel, r.req.threadTS, tss[p], approvalMessage(req, parts[p], decided, r.req.user, files)); err != nil {
+		if _, err := b.send(uctx, r.req.channel, r.req.threadTS, tss[p], approvalMessage(req, parts[p], decided, r.req.user, shown)); err != nil {
 			log.Warn("the approval message could not be updated", zap.Error(slackError(err)))
 		}
 	}
@@ -355,7 +356,7 @@ func (b *Bot) refuseApproval(channel, user string) {
 // approvalMessage is the approval message for the calls of req at idx,
 // with the decisions so far: the buttons of each undecided call, who
 // decided the others.
-func approvalMessage(req agent.ApprovalRequest, idx []int, decided []agent.Decision, asker string, files map[string]string) blockkit.Message {
+func approvalMessage(req agent.ApprovalRequest, idx []int, decided []agent.Decision, asker string, shown []shownCall) blockkit.Message {
 	calls := make([]agent.PendingCall, len(idx))
 	for k, i := range idx {
 		calls[k] = req.Calls[i]
@@ -372,9 +373,9 @@ func approvalMessage(req agent.ApprovalRequest, idx []int, decided []agent.Decis
 		m.Blocks = append(m.Blocks,
 			slackapi.NewDividerBlock(),
 			slackapi.NewSectionBlock(slackapi.NewTextBlockObject(slackapi.MarkdownType, callWhat(c), false, false), nil, nil),
-			slackapi.NewSectionBlock(slackapi.NewTextBlockObject(slackapi.MarkdownType, callArgs(c), false, false), nil, nil))
-		if file, short := files[c.ID]; short {
-			m.Blocks = append(m.Blocks, slackapi.NewContextBlock("", slackapi.NewTextBlockObject(slackapi.MarkdownType, wholeArgsNote(file), false, false)))
+			slackapi.NewSectionBlock(slackapi.NewTextBlockObject(slackapi.MarkdownType, shown[i].block(), false, false), nil, nil))
+		if shown[i].short {
+			m.Blocks = append(m.Blocks, slackapi.NewContextBlock("", slackapi.NewTextBlockObject(slackapi.MarkdownType, wholeArgsNote(shown[i].file), false, false)))
 		}
 		if d := decided[i]; d.Outcome != "" {
 			m.Blocks = append(m.Blocks, slackapi.NewContextBlock("", slackapi.NewTextBlockObject(slackapi.MarkdownType, decisionLine(d), false, false)))
@@ -400,29 +401,40 @@ func callWhat(c agent.PendingCall) string {
 	return what
 }
 
-// callArgs is a call's arguments as a code block that fits its section:
-// escaping can make shown text several times longer than it was.
-func callArgs(c agent.PendingCall) string {
-	code, _ := shownArgs(c)
-	return "```\n" + code + "\n```"
+// shownCall is a call's arguments as its approval message shows them,
+// worked out once per request: escaped and cut to fit a section, whether
+// that is less than the whole, and the file holding the whole.
+type shownCall struct {
+	code  string
+	short bool
+	file  string // "" until attached, or when it could not be
 }
 
-// shownArgs is a call's arguments as the message shows them, escaped, and
-// whether that is less than the whole.
-func shownArgs(c agent.PendingCall) (code string, short bool) {
-	whole := agent.ShowArguments(c.Arguments, math.MaxInt)
-	shown := shortText(agent.ShowArguments(c.Arguments, maxShownValue), maxShownArgs)
-	code = escapeCode(shown)
-	if blockkit.Len(code) > maxShownCode {
-		r := []rune(shown)
-		for len(r) > 0 && blockkit.Len(code)+len(codeCut) > maxShownCode {
-			r = r[:len(r)*9/10]
-			code = escapeCode(string(r))
+// block is the arguments as a code block.
+func (c shownCall) block() string { return "```\n" + c.code + "\n```" }
+
+// showCalls shows the arguments of each call of req: indented, masked and
+// redacted (agent.ShowArguments), long values and the whole shortened,
+// escaped into a code block that fits its section — escaping can make
+// the text several times longer than it was.
+func showCalls(req agent.ApprovalRequest) []shownCall {
+	out := make([]shownCall, len(req.Calls))
+	for i, c := range req.Calls {
+		whole := agent.ShowArguments(c.Arguments, math.MaxInt)
+		shown := shortText(agent.ShowArguments(c.Arguments, maxShownValue), maxShownArgs)
+		code := escapeCode(shown)
+		short := shown != whole
+		if blockkit.Len(code) > maxShownCode {
+			r := []rune(shown)
+			for len(r) > 0 && blockkit.Len(code)+len(codeCut) > maxShownCode {
+				r = r[:len(r)*9/10]
+				code = escapeCode(string(r))
+			}
+			code, short = code+codeCut, true
 		}
-		code += codeCut
-		return code, true
+		out[i] = shownCall{code: code, short: short}
 	}
-	return code, shown != whole
+	return out
 }
 
 // wholeArgsNote says where the whole of a call's shortened arguments are:
@@ -436,14 +448,12 @@ func wholeArgsNote(file string) string {
 }
 
 // attachWholeArgs uploads, in the thread, the whole arguments of each call
-// the message shows shortened (masked and redacted as shown, never cut),
-// before the message that asks about them: an approver can read all of
-// what runs. The result maps a call's id to its file's name, "" for one
-// whose upload failed; calls shown whole are not in it.
-func (a *slackApprover) attachWholeArgs(ctx context.Context, log *zap.Logger, req agent.ApprovalRequest) map[string]string {
-	files := map[string]string{}
+// shown shortened (masked and redacted as shown, never cut), before the
+// message that asks about them: an approver can read all of what runs.
+// Each such call's file is set in shown; one whose upload failed keeps "".
+func (a *slackApprover) attachWholeArgs(ctx context.Context, log *zap.Logger, req agent.ApprovalRequest, shown []shownCall) {
 	for i, c := range req.Calls {
-		if _, short := shownArgs(c); !short {
+		if !shown[i].short {
 			continue
 		}
 		name := fmt.Sprintf("arguments-%d.json", i+1)
@@ -451,11 +461,10 @@ func (a *slackApprover) attachWholeArgs(ctx context.Context, log *zap.Logger, re
 			agent.ShowArguments(c.Arguments, math.MaxInt))
 		if err != nil {
 			log.Warn("the whole arguments of a call could not be attached", zap.String("tool", c.Tool), zap.Error(slackError(err)))
-			name = ""
+			continue
 		}
-		files[c.ID] = name
+		shown[i].file = name
 	}
-	return files
 }
 
 // maxShownCode bounds a call's arguments as sent, escaped, below Slack's
@@ -477,13 +486,13 @@ const (
 
 // approvalParts groups the calls of req, by index, into messages Slack
 // accepts.
-func approvalParts(req agent.ApprovalRequest) [][]int {
+func approvalParts(req agent.ApprovalRequest, shown []shownCall) [][]int {
 	var parts [][]int
 	var cur []int
 	size := 0
 	for i, c := range req.Calls {
 		// The decision line, once shown, takes about 100 characters.
-		n := blockkit.Len(callWhat(c)) + blockkit.Len(callArgs(c)) + len(c.ID) + 250
+		n := blockkit.Len(callWhat(c)) + blockkit.Len(shown[i].block()) + len(c.ID) + 250
 		if len(cur) > 0 && (len(cur) == approvalsPerMessage || size+n > approvalText) {
 			parts, cur, size = append(parts, cur), nil, 0
 		}
